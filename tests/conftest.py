@@ -1,0 +1,51 @@
+"""Shared fixtures: tiny notebooks built on the fly for the runner and hygiene tests."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def make_notebook(path: Path, params_src: str, cells: list[str], title: str = "Tiny") -> Path:
+    """Write a clean notebook: a title, a tagged parameters cell, then code cells."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    p = nbformat.v4.new_code_cell(params_src)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}"), p] + [nbformat.v4.new_code_cell(c) for c in cells]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.fixture
+def tiny_notebooks(tmp_path: Path) -> Path:
+    """A folder with two notebooks: one that succeeds and one that can be told to fail."""
+    d = tmp_path / "notebooks"
+    make_notebook(
+        d / "01_ok.ipynb",
+        "x = 2  # a number to double\nlabel = 'a'  # a label, text",
+        [
+            "from workbench import record_finding\nimport matplotlib.pyplot as plt\n"
+            "fig, ax = plt.subplots(); ax.plot([1, 2, x]); plt.show()",
+            "record_finding('double', x * 2, unit='ms', explain='twice x')\n"
+            "record_finding('label', label)",
+        ],
+        title="A notebook that works",
+    )
+    make_notebook(
+        d / "02_fails.ipynb",
+        "fail = True  # raise on purpose in the third cell",
+        [
+            "from workbench import record_finding\nrecord_finding('before_failure', 1)",
+            "if fail:\n    raise RuntimeError('asked to fail')",
+            "record_finding('after_failure', 2)",
+        ],
+        title="A notebook that fails",
+    )
+    return d

@@ -1,0 +1,36 @@
+"""Packaging stays consistent: conda environment matches pyproject, console script exists."""
+from __future__ import annotations
+
+import re
+import tomllib
+
+from workbench.cli import build_parser
+
+from .conftest import ROOT
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~\[ ;]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_environment_yml_installs_every_dependency() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = {_name(r) for r in project["dependencies"]}
+    wanted |= {_name(r) for r in project["optional-dependencies"]["dev"]}
+    env = (ROOT / "environment.yml").read_text()
+    listed = {_name(m) for m in re.findall(r"^\s+-\s+([A-Za-z0-9_.\-]+[^\n]*)$", env, flags=re.M)}
+    missing = wanted - listed
+    assert not missing, f"environment.yml lacks {sorted(missing)}"
+
+
+def test_dependencies_have_lower_bounds_not_pins() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = project["dependencies"] + [r for v in project["optional-dependencies"].values() for r in v]
+    for r in reqs:
+        assert ">=" in r and "==" not in r, f"{r}: pin a lower bound, not an exact version"
+
+
+def test_console_script_has_the_documented_commands() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert {"report", "list", "lab"} <= set(sub.choices)

@@ -1,0 +1,147 @@
+"""Findings: named, JSON-serialisable conclusions a notebook records.
+
+``record_finding("fit_slope", 1.07, unit="ms/ms", explain="...")`` shows the
+finding in the notebook and emits it as a display output with the MIME type
+:data:`FINDING_MIME`. The executed notebook therefore carries its own findings:
+:func:`read_findings` gets them back from the ``.ipynb`` with no side file, which
+is how ``workbench report`` and the tests read a notebook's conclusions.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+FINDING_MIME = "application/vnd.workbench.finding+json"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One recorded conclusion: its name, value, unit and a one-line explanation."""
+
+    name: str
+    value: Any
+    unit: str | None = None
+    explain: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy/pandas scalars, arrays, series and tuples into plain JSON values.
+
+    Non-finite floats become ``None`` (strict JSON has no NaN); mapping keys become strings.
+    Raises TypeError for values that have no faithful JSON form.
+    """
+    try:
+        import numpy as np
+        import pandas as pd
+    except ImportError:  # pragma: no cover - both are hard dependencies
+        np = pd = None  # type: ignore[assignment]
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int) and not (np is not None and isinstance(value, np.generic)):
+        return int(value)
+    if isinstance(value, float):
+        value = float(value)  # also unwraps np.float64, a float subclass
+        return value if math.isfinite(value) else None
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, np.floating):
+            return to_jsonable(float(value))
+        if isinstance(value, np.ndarray):
+            return [to_jsonable(v) for v in value.tolist()]
+        if isinstance(value, pd.Series):
+            return {_key(k): to_jsonable(v) for k, v in value.items()}
+        if isinstance(value, pd.Timestamp):
+            return value.isoformat()
+    if isinstance(value, dict):
+        return {_key(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    raise TypeError(f"finding value of type {type(value).__name__} is not JSON-serialisable: {value!r}")
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, float) and k.is_integer():
+        return str(int(k))
+    try:
+        import numpy as np
+
+        if isinstance(k, np.generic):
+            return _key(k.item())
+    except ImportError:  # pragma: no cover
+        pass
+    return str(k)
+
+
+def format_value(value: Any, unit: str | None = None) -> str:
+    """A short human rendering of a finding's value (used in notebooks and the index)."""
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(fmt(x) for x in v) + "]"
+        return str(v)
+
+    text = fmt(value)
+    return f"{text} {unit}" if unit else text
+
+
+def record_finding(name: str, value: Any, unit: str | None = None, explain: str | None = None) -> Finding:
+    """Record a named finding: display it and embed it in the notebook's outputs.
+
+    ``value`` must be JSON-serialisable after :func:`to_jsonable` (numbers,
+    strings, bools, lists, dicts, numpy scalars/arrays, pandas Series).
+    Returns the :class:`Finding`. Outside IPython it only returns it.
+    """
+    if not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"finding name must be an identifier-like string, got {name!r}")
+    finding = Finding(name=name, value=to_jsonable(value), unit=unit, explain=explain)
+    json.dumps(finding.to_json(), allow_nan=False)  # fail here, not in the report
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - ipykernel is a dependency
+        return finding
+    if get_ipython() is None:
+        return finding
+    shown = format_value(finding.value, unit)
+    text = f"Finding {name} = {shown}" + (f" — {explain}" if explain else "")
+    html_text = (
+        '<div style="border-left:4px solid #3a7; padding:4px 10px; margin:4px 0; background:#f4fbf6">'
+        f"<b>Finding</b> <code>{html.escape(name)}</code> = <b>{html.escape(shown)}</b>"
+        + (f"<br><span style='color:#555'>{html.escape(explain)}</span>" if explain else "")
+        + "</div>"
+    )
+    display({FINDING_MIME: finding.to_json(), "text/html": html_text, "text/plain": text}, raw=True)
+    return finding
+
+
+def read_findings(notebook: str | Path | nbformat.NotebookNode) -> dict[str, Finding]:
+    """Read the findings embedded in an executed notebook (name → Finding; last one wins)."""
+    nb = notebook if isinstance(notebook, nbformat.NotebookNode) else nbformat.read(str(notebook), as_version=4)
+    found: dict[str, Finding] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if FINDING_MIME in data:
+                payload = data[FINDING_MIME]
+                if isinstance(payload, str):
+                    payload = json.loads(payload)
+                found[payload["name"]] = Finding(**payload)
+    return found

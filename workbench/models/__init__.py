@@ -1,0 +1,1 @@
+"""Fitted models: event-loop yields × loop lag, and scaling laws (power law, USL)."""

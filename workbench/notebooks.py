@@ -1,0 +1,174 @@
+"""Reading notebooks without running them: the parameters cell and its documentation.
+
+The first code cell tagged ``parameters`` holds one assignment per parameter,
+each documented by a comment on the same line (or on the comment lines right
+above it)::
+
+    live = False  # rerun the experiment on this machine instead of reading bundled data
+    timeout_ms = 1000.0  # prepare-phase timeout, ms
+
+:func:`read_parameters` returns them in order; ``workbench list`` prints them
+and the hygiene test requires every one to be documented.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A notebook parameter: name, default (Python value), its source text and help."""
+
+    name: str
+    default: Any
+    default_source: str
+    help: str
+
+    @property
+    def type_name(self) -> str:
+        return type(self.default).__name__
+
+
+def parameters_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    """The first code cell tagged ``parameters``, or None."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            return cell
+    return None
+
+
+def parse_parameters(source: str) -> list[Parameter]:
+    """Parse the assignments of a parameters cell with their comments.
+
+    Raises SyntaxError on invalid code and ValueError on statements other than
+    simple ``name = value`` assignments (the cell must stay a plain list).
+    """
+    tree = ast.parse(source)
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    lines = source.splitlines()
+    params: list[Parameter] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        else:
+            raise ValueError(
+                f"parameters cell line {node.lineno}: only 'name = value' assignments are allowed, "
+                f"got {ast.dump(node)[:80]}"
+            )
+        src = ast.get_source_segment(source, value) or ""
+        try:
+            default = ast.literal_eval(value)
+        except ValueError:
+            default = src
+        help_parts = []
+        end = getattr(node, "end_lineno", node.lineno) or node.lineno
+        for ln in range(node.lineno, end + 1):
+            if ln in comments:
+                help_parts.append(comments[ln])
+        if not help_parts:  # comment block right above
+            ln = node.lineno - 1
+            above: list[str] = []
+            while ln >= 1 and lines[ln - 1].strip().startswith("#"):
+                above.insert(0, comments.get(ln, lines[ln - 1].strip().lstrip("#").strip()))
+                ln -= 1
+            help_parts = above
+        params.append(Parameter(target, default, src, " ".join(p for p in help_parts if p)))
+    return params
+
+
+def read_parameters(path: str | Path) -> list[Parameter]:
+    """Parameters of the notebook at ``path`` (empty list if it has no parameters cell)."""
+    nb = nbformat.read(str(path), as_version=4)
+    cell = parameters_cell(nb)
+    return parse_parameters(cell.source) if cell is not None else []
+
+
+def notebook_title(path: str | Path) -> str:
+    """The first markdown heading of the notebook, or its file name."""
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return Path(path).stem
+
+
+def coerce_value(raw: str, default: Any) -> Any:
+    """Turn a command-line string into a parameter value, guided by the default's type.
+
+    ``true/false/yes/no/1/0`` for bools, numbers for int/float defaults, Python
+    literals (lists, dicts, None) where they parse, else the string itself.
+    """
+    low = raw.strip().lower()
+    if isinstance(default, bool):
+        if low in {"true", "yes", "1", "on"}:
+            return True
+        if low in {"false", "no", "0", "off"}:
+            return False
+        raise ValueError(f"expected a boolean (true/false), got {raw!r}")
+    if low in {"none", "null"}:
+        return None
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(default, str) and not isinstance(value, str):
+        return raw
+    return value
+
+
+def hygiene_problems(path: str | Path) -> list[str]:
+    """What keeps a committed notebook from being clean (empty list when it is).
+
+    Checks: no outputs and no execution counts; kernelspec with a name and a
+    language in the metadata; a code cell tagged ``parameters`` whose
+    assignments all carry a help comment.
+    """
+    try:
+        nb = nbformat.read(str(path), as_version=4)
+    except Exception as exc:  # noqa: BLE001 - report unreadable notebooks as a problem
+        return [f"not a readable notebook: {exc}"]
+    problems: list[str] = []
+    meta = nb.get("metadata", {})
+    ks = meta.get("kernelspec", {})
+    if not ks.get("name"):
+        problems.append("metadata.kernelspec.name is missing")
+    if not (ks.get("language") or meta.get("language_info", {}).get("name")):
+        problems.append("no language in metadata (kernelspec.language or language_info.name)")
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if cell.get("outputs"):
+            problems.append(f"cell {i} has outputs")
+        if cell.get("execution_count") is not None:
+            problems.append(f"cell {i} has an execution count")
+    cell = parameters_cell(nb)
+    if cell is None:
+        problems.append("no code cell tagged 'parameters'")
+    else:
+        try:
+            params = parse_parameters(cell.source)
+        except (SyntaxError, ValueError) as exc:
+            problems.append(f"parameters cell does not parse: {exc}")
+        else:
+            if not params:
+                problems.append("parameters cell declares no parameters")
+            for p in params:
+                if not p.help:
+                    problems.append(f"parameter {p.name!r} has no help comment")
+    return problems

@@ -1,0 +1,298 @@
+"""Run notebooks as a report: papermill → executed .ipynb → self-contained HTML + index.
+
+:func:`execute_notebook` runs one notebook and returns a :class:`NotebookResult`
+(status, run time, parameters, findings read back from the executed notebook,
+the failing cell's error). :func:`run_report` runs several in parallel worker
+processes and writes ``index.html``, ``findings.json`` (notebook → finding name
+→ value) and ``report.json`` (everything, for machines) into the output folder.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import html
+import json
+import multiprocessing
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .findings import Finding, format_value, read_findings
+from .notebooks import coerce_value, notebook_title, read_parameters
+
+ERROR_ANCHOR = "papermill-error-cell"
+
+
+@dataclass(frozen=True)
+class CellError:
+    """The error of the cell that stopped a notebook."""
+
+    cell_index: int | None
+    execution_count: int | None
+    ename: str
+    evalue: str
+    traceback: str
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    """Outcome of running one notebook."""
+
+    name: str
+    title: str
+    status: str  # "ok" or "failed"
+    seconds: float
+    parameters: dict[str, Any]
+    findings: dict[str, Finding] = field(default_factory=dict)
+    error: CellError | None = None
+    ipynb: str | None = None
+    html: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = {k: v.to_json() for k, v in self.findings.items()}
+        return d
+
+
+def discover(notebooks_dir: str | Path) -> list[Path]:
+    """The investigation notebooks in a folder (``NN_*.ipynb``, sorted)."""
+    d = Path(notebooks_dir)
+    return sorted(p for p in d.glob("*.ipynb") if not p.name.startswith((".", "_")))
+
+
+def select(notebooks: list[Path], names: list[str]) -> list[Path]:
+    """Pick notebooks by name, stem, or unique prefix (``04`` picks ``04_event_loop_yields``)."""
+    if not names:
+        return notebooks
+    chosen: list[Path] = []
+    for n in names:
+        stem = Path(n).stem
+        hits = [p for p in notebooks if p.stem == stem] or [p for p in notebooks if p.stem.startswith(stem)]
+        if len(hits) != 1:
+            avail = ", ".join(p.stem for p in notebooks)
+            what = "matches several" if hits else "matches no"
+            raise ValueError(f"{n!r} {what} notebook; available: {avail}")
+        if hits[0] not in chosen:
+            chosen.append(hits[0])
+    return chosen
+
+
+def resolve_parameters(path: Path, overrides: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Typed values for the overrides this notebook declares, and the names it does not."""
+    declared = {p.name: p for p in read_parameters(path)}
+    values: dict[str, Any] = {}
+    unknown: list[str] = []
+    for name, raw in overrides.items():
+        if name not in declared:
+            unknown.append(name)
+            continue
+        value = coerce_value(raw, declared[name].default) if isinstance(raw, str) else raw
+        if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(value):
+            value = os.path.abspath(value)  # a user's relative path, from where they ran the command
+        values[name] = value
+    return values, unknown
+
+
+def _error_from(exc: BaseException) -> CellError:
+    return CellError(
+        cell_index=getattr(exc, "cell_index", None),
+        execution_count=getattr(exc, "exec_count", None),
+        ename=getattr(exc, "ename", type(exc).__name__),
+        evalue=str(getattr(exc, "evalue", exc)),
+        traceback="\n".join(getattr(exc, "traceback", []) or []) or repr(exc),
+    )
+
+
+def render_html(ipynb: Path, out_html: Path, no_input: bool = False) -> None:
+    """Render an executed notebook to one self-contained HTML file (images inline)."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", embed_images=True, exclude_input=no_input,
+                            exclude_input_prompt=no_input, exclude_output_prompt=no_input)
+    body, _ = exporter.from_notebook_node(nbformat.read(str(ipynb), as_version=4))
+    out_html.write_text(body, encoding="utf-8")
+
+
+def execute_notebook(
+    path: str | Path,
+    parameters: dict[str, Any] | None = None,
+    out_dir: str | Path = "reports",
+    no_input: bool = False,
+    timeout_s: float = 1800.0,
+    render: bool = True,
+    cwd: str | Path | None = None,
+) -> NotebookResult:
+    """Execute one notebook with papermill and collect status, findings and errors.
+
+    The executed notebook is written to ``out_dir/<name>.ipynb`` even when a
+    cell fails (papermill marks the failing cell); ``out_dir/<name>.html`` is
+    rendered unless ``render`` is False. The kernel runs in ``cwd`` (default: the
+    folder above the notebook's, i.e. the project root).
+    """
+    import papermill as pm
+
+    path = Path(path).resolve()
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    out_nb = out / f"{path.stem}.ipynb"
+    params = dict(parameters or {})
+    run_cwd = Path(cwd) if cwd is not None else path.parent.parent
+    t0 = time.perf_counter()
+    error: CellError | None = None
+    try:
+        pm.execute_notebook(
+            str(path), str(out_nb), parameters=params, kernel_name="python3",
+            cwd=str(run_cwd), progress_bar=False, execution_timeout=timeout_s,
+            request_save_on_cell_execute=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result
+        error = _error_from(exc)
+    seconds = time.perf_counter() - t0
+    findings: dict[str, Finding] = {}
+    html_path: Path | None = None
+    if out_nb.exists():
+        try:
+            findings = read_findings(out_nb)
+        except Exception as exc:  # noqa: BLE001
+            error = error or _error_from(exc)
+        if render:
+            html_path = out / f"{path.stem}.html"
+            try:
+                render_html(out_nb, html_path, no_input=no_input)
+            except Exception as exc:  # noqa: BLE001
+                error = error or _error_from(exc)
+                html_path = None
+    return NotebookResult(
+        name=path.stem,
+        title=notebook_title(path),
+        status="failed" if error else "ok",
+        seconds=round(seconds, 3),
+        parameters=_effective_parameters(path, params),
+        findings=findings,
+        error=error,
+        ipynb=str(out_nb) if out_nb.exists() else None,
+        html=str(html_path) if html_path else None,
+    )
+
+
+def _effective_parameters(path: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+    eff = {p.name: p.default for p in read_parameters(path)}
+    eff.update(overrides)
+    return {k: v if isinstance(v, (str, int, float, bool, type(None), list, dict)) else repr(v) for k, v in eff.items()}
+
+
+def _run_one(args: tuple[str, dict[str, Any], str, bool, float]) -> NotebookResult:
+    path, params, out_dir, no_input, timeout_s = args
+    return execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s)
+
+
+def run_report(
+    notebooks: list[Path],
+    overrides: dict[str, str] | None = None,
+    out_dir: str | Path = "reports",
+    no_input: bool = False,
+    jobs: int = 1,
+    timeout_s: float = 1800.0,
+    echo: bool = True,
+) -> list[NotebookResult]:
+    """Run notebooks (up to ``jobs`` at once) and write the index, findings.json and report.json.
+
+    ``overrides`` maps parameter names to command-line strings; each is passed
+    (typed by the parameter's default) to the notebooks that declare it. A name
+    no selected notebook declares raises ValueError before anything runs.
+    """
+    overrides = overrides or {}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plan: list[tuple[str, dict[str, Any], str, bool, float]] = []
+    unused = set(overrides)
+    for nb in notebooks:
+        values, unknown = resolve_parameters(nb, overrides)
+        unused -= set(values)
+        plan.append((str(nb), values, str(out), no_input, timeout_s))
+    if unused:
+        raise ValueError(f"parameter(s) {sorted(unused)} are not declared by any selected notebook "
+                         "(see `workbench list`)")
+    results: dict[str, NotebookResult] = {}
+    jobs = max(1, min(jobs, len(plan) or 1))
+    if jobs == 1:
+        for item in plan:
+            r = _run_one(item)
+            results[r.name] = r
+            if echo:
+                _echo(r)
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(_run_one, item): item for item in plan}
+            for fut in cf.as_completed(futures):
+                r = fut.result()
+                results[r.name] = r
+                if echo:
+                    _echo(r)
+    ordered = [results[Path(p[0]).stem] for p in plan]
+    write_index(ordered, out, no_input=no_input)
+    return ordered
+
+
+def _echo(r: NotebookResult) -> None:
+    mark = "ok    " if r.status == "ok" else "FAILED"
+    extra = "" if r.error is None else f"  {r.error.ename}: {r.error.evalue.splitlines()[0] if r.error.evalue else ''}"
+    print(f"{mark} {r.name}  {r.seconds:.1f} s  {len(r.findings)} findings{extra}", flush=True)
+
+
+def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
+    """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
+    findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
+    (out / "findings.json").write_text(json.dumps(findings, indent=2, allow_nan=False) + "\n")
+    (out / "report.json").write_text(
+        json.dumps({"notebooks": [r.to_json() for r in results]}, indent=2, default=str) + "\n")
+    rows = []
+    for r in results:
+        link = f'<a href="{html.escape(Path(r.html).name)}">{html.escape(r.name)}</a>' if r.html else html.escape(r.name)
+        status = ('<span class="ok">ok</span>' if r.status == "ok" else
+                  '<span class="failed">failed</span>')
+        params = "".join(f"<li><code>{html.escape(k)}</code> = <code>{html.escape(repr(v))}</code></li>"
+                         for k, v in r.parameters.items())
+        fnd = "".join(
+            f'<li title="{html.escape(f.explain or "")}"><code>{html.escape(k)}</code> = '
+            f"<b>{html.escape(format_value(f.value, f.unit))}</b>"
+            + (f'<br><small>{html.escape(f.explain)}</small>' if f.explain else "") + "</li>"
+            for k, f in r.findings.items())
+        err = ""
+        if r.error is not None:
+            where = f" in cell {r.error.execution_count}" if r.error.execution_count is not None else ""
+            anchor = f'{html.escape(Path(r.html).name)}#{ERROR_ANCHOR}' if r.html else ""
+            err = (f'<div class="err"><b>{html.escape(r.error.ename)}</b>{where}: '
+                   f"{html.escape(r.error.evalue)}"
+                   + (f' (<a href="{anchor}">see the failing cell</a>)' if anchor else "") + "</div>")
+        rows.append(
+            f"<tr><td>{link}<br><small>{html.escape(r.title)}</small></td><td>{status}</td>"
+            f"<td>{r.seconds:.1f} s</td><td><ul>{params}</ul></td><td><ul>{fnd}</ul>{err}</td></tr>")
+    n_ok = sum(r.status == "ok" for r in results)
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>workbench report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; }}
+td, th {{ border: 1px solid #ccc; padding: 6px 10px; vertical-align: top; text-align: left; }}
+th {{ background: #f0f0f0; }}
+ul {{ margin: 0; padding-left: 1.1em; }}
+.ok {{ color: #186a3b; font-weight: bold; }}
+.failed {{ color: #b03a2e; font-weight: bold; }}
+.err {{ color: #b03a2e; margin-top: .5em; white-space: pre-wrap; }}
+small {{ color: #555; }}
+</style></head><body>
+<h1>workbench report</h1>
+<p>{n_ok} of {len(results)} notebooks ran cleanly. Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.
+Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.json">report.json</a>.</p>
+<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th><th>findings</th></tr>
+{''.join(rows)}
+</table></body></html>
+"""
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
