@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.findings import FINDING_MIME, format_value, read_findings, record_finding, to_jsonable
+from workbench.findings import (
+    FINDING_MIME,
+    format_value,
+    read_findings,
+    record_finding,
+    to_jsonable,
+)
 
 
 def test_to_jsonable_converts_numpy_and_pandas() -> None:

@@ -1,0 +1,789 @@
+"""Cooperative yields × event-loop lag: why a config save slows down on a loaded instance.
+
+On a cooperative event loop (Tarantool fibers, asyncio tasks) every yield costs
+at least one scheduler pass, and under load a pass lasts as long as the longest
+non-yielding task between yields. Work that yields ``k`` times therefore takes
+about ``k × loop-pass time``, whatever its own CPU cost. This module holds:
+
+- loaders: :func:`read_published` (the published table of save durations) and
+  :func:`read_capture` (the CSV written by :mod:`workbench.lab.yields`);
+- fits: :func:`fit_duration` (duration against yields × loop lag) and
+  :func:`fit_yields` (yields against config sections), ordinary least squares with
+  t-based confidence intervals;
+- prediction: :func:`predict_duration_ms`;
+- risk: :func:`timeout_risk` — probability that the slowest of N instances
+  exceeds a timeout, analytic ``1 − F(T)^N`` plus Monte Carlo that propagates
+  the fits' uncertainty — with :func:`risk_curve` and :func:`weigh_options`;
+- lab analyses: :func:`fit_lab` and :func:`offload_comparison`.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import ParseError, SchemaError
+from ..schema import Column, Schema, attach_rejects, validate
+
+# --------------------------------------------------------------------------- schemas
+
+PUBLISHED_SCHEMA = Schema(
+    name="yields_published",
+    doc=(
+        "Published durations of a config save under event-loop load: one row per "
+        "(config sections, mean loop-pass time) combination."
+    ),
+    columns=(
+        Column("sections", "int", "count", "number of config sections written as files"),
+        Column("event_loop_ms", "float", "ms", "mean event-loop pass time on the instance"),
+        Column("duration_ms", "float", "ms", "wall-clock duration of the config save"),
+        Column("yields", "int", "count", "fiber context switches (yields) counted during prepare"),
+    ),
+)
+
+MODES = ("yielding", "offloaded")
+
+CAPTURE_SCHEMA = Schema(
+    name="yields_lab_capture",
+    doc=(
+        "One asyncio save per row from `workbench lab yields`: a config of `sections` files "
+        "saved while hog tasks busy-spin `hog_ms` between yields; the loop-pass time is "
+        "measured by a probe task during the save."
+    ),
+    columns=(
+        Column("mode", "string", "", "'yielding' (yield around every file operation) or "
+               "'offloaded' (whole save in a worker thread, one await)"),
+        Column("sections", "int", "count", "config sections written (one file each)"),
+        Column("hog_ms", "float", "ms", "busy-spin time of each hog task between its yields (the load knob)"),
+        Column("n_hogs", "int", "count", "hog tasks running"),
+        Column("repeat", "int", "count", "repeat index of this (mode, sections, hog_ms) point"),
+        Column("yields", "int", "count", "awaits the save made (event-loop yields)"),
+        Column("passes", "int", "count", "event-loop passes the probe counted during the save"),
+        Column("lag_ms_measured", "float", "ms", "mean event-loop pass time the probe measured under the same "
+               "load just before the save (the loop's speed, independent of the save)"),
+        Column("lag_ms_median", "float", "ms", "median event-loop pass time in that same window"),
+        Column("lag_ms_during", "float", "ms", "mean event-loop pass time during the save (includes the "
+               "save's own inline work)"),
+        Column("duration_ms", "float", "ms", "wall-clock duration of the save"),
+        Column("fs_ms", "float", "ms", "time spent inside file-system calls (sum)"),
+        Column("written_bytes", "int", "bytes", "bytes written to section files"),
+    ),
+)
+
+
+# --------------------------------------------------------------------------- loading
+
+def _read_source(source: str | Path | IO[str]) -> tuple[str, str]:
+    """Return (name for messages, text) of a path, an open text stream or a string of text."""
+    if hasattr(source, "read"):
+        return getattr(source, "name", "<stream>"), source.read()  # type: ignore[union-attr]
+    if isinstance(source, Path) or "\n" not in str(source):
+        p = Path(source)
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such file")
+        return str(p), p.read_text(encoding="utf-8")
+    return "<text>", str(source)
+
+
+def _parse_int(text: str) -> int:
+    v = float(text)
+    if not math.isfinite(v) or not v.is_integer():
+        raise ValueError(f"{text!r} is not a whole number")
+    return int(v)
+
+
+def _parse_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{text!r} is not a finite number")
+    return v
+
+
+_PARSERS = {"int": _parse_int, "float": _parse_float, "string": str}
+
+
+def _read_table(
+    source: str | Path | IO[str],
+    schema: Schema,
+    strict: bool,
+    checks: dict[str, tuple[str, object]],
+) -> pd.DataFrame:
+    """Parse a comma-separated table into ``schema``'s columns; reject bad rows with reasons.
+
+    ``checks`` maps a column to (rule, bound): ``("min", x)`` requires value ≥ x,
+    ``("gt", x)`` value > x, ``("in", set)`` membership. Blank lines and lines starting
+    with ``#`` are not data and are skipped.
+    """
+    name, text = _read_source(source)
+    lines = text.splitlines()
+    rejects: list[tuple[str, int, str, str]] = []
+    header: list[str] | None = None
+    header_line = 0
+    rows: list[tuple[int, list[str], str]] = []
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        fields = next(csv.reader([raw]))
+        fields = [f.strip() for f in fields]
+        if header is None:
+            header, header_line = fields, lineno
+            continue
+        rows.append((lineno, fields, raw))
+    if header is None:
+        raise SchemaError(f"{name}: empty input; expected a CSV header with columns {schema.names()}")
+    missing = [c.name for c in schema.columns if c.required and c.name not in header]
+    if missing:
+        raise SchemaError(
+            f"{name}:{header_line}: missing column(s) {missing}; expected columns "
+            f"{schema.names()} (units: "
+            + ", ".join(f"{c.name} {c.unit or '-'}" for c in schema.columns)
+            + f"), got header {header}"
+        )
+    index = {col: header.index(col) for col in schema.names() if col in header}
+    data: dict[str, list] = {c: [] for c in index}
+    kinds = {c.name: c.kind for c in schema.columns}
+    for lineno, fields, raw in rows:
+        reason = None
+        values: dict[str, object] = {}
+        if len(fields) != len(header):
+            reason = f"expected {len(header)} fields ({', '.join(header)}), got {len(fields)}"
+        else:
+            for col, i in index.items():
+                try:
+                    val = _PARSERS[kinds[col]](fields[i])
+                except ValueError:
+                    reason = f"column {col!r}: expected {kinds[col]}, got {fields[i]!r}"
+                    break
+                rule = checks.get(col)
+                if rule is not None:
+                    op, bound = rule
+                    bad = ((op == "min" and val < bound) or (op == "gt" and val <= bound)  # type: ignore[operator]
+                           or (op == "in" and val not in bound))  # type: ignore[operator]
+                    if bad:
+                        want = f"one of {sorted(bound)}" if op == "in" else f"{'>=' if op == 'min' else '>'} {bound}"  # type: ignore[arg-type]
+                        reason = f"column {col!r}: expected {want}, got {val!r}"
+                        break
+                values[col] = val
+        if reason is not None:
+            if strict:
+                raise ParseError(name, lineno, raw, reason)
+            rejects.append((name, lineno, raw, reason))
+            continue
+        for col in index:
+            data[col].append(values[col])
+    dtypes = {"int": "int64", "float": "float64", "string": object}
+    frame = pd.DataFrame({c: pd.Series(v, dtype=dtypes[kinds[c]]) for c, v in data.items()})
+    frame.attrs["source"] = name
+    attach_rejects(frame, rejects)
+    return validate(frame, schema)
+
+
+def read_published(source: str | Path | IO[str], strict: bool = False) -> pd.DataFrame:
+    """Load the published table (CSV: sections, event_loop_ms, duration_ms, yields).
+
+    Accepts a path, an open text stream or the CSV text itself. Returns a frame
+    with :data:`PUBLISHED_SCHEMA`: ``sections`` (int), ``event_loop_ms`` (float, ms),
+    ``duration_ms`` (float, ms), ``yields`` (int). Rows that do not parse (or carry
+    negative values) are kept in ``frame.attrs["rejects"]``; ``strict=True`` raises
+    :class:`ParseError` at the first. Missing columns raise :class:`SchemaError`
+    naming the file and the columns.
+    """
+    return _read_table(source, PUBLISHED_SCHEMA, strict, {
+        "sections": ("gt", 0), "event_loop_ms": ("min", 0.0),
+        "duration_ms": ("min", 0.0), "yields": ("min", 0),
+    })
+
+
+def read_capture(source: str | Path | IO[str], strict: bool = False) -> pd.DataFrame:
+    """Load a lab capture written by ``workbench lab yields`` (:data:`CAPTURE_SCHEMA`).
+
+    Columns: mode, sections, hog_ms, n_hogs, repeat, yields, passes,
+    lag_ms_measured, lag_ms_median, lag_ms_during, duration_ms, fs_ms, written_bytes (see the
+    schema for units). Bad rows go to ``frame.attrs["rejects"]`` or raise when strict.
+    """
+    return _read_table(source, CAPTURE_SCHEMA, strict, {
+        "mode": ("in", set(MODES)), "sections": ("gt", 0), "hog_ms": ("min", 0.0),
+        "n_hogs": ("min", 0), "yields": ("min", 0), "passes": ("min", 0),
+        "lag_ms_measured": ("min", 0.0), "lag_ms_median": ("min", 0.0), "lag_ms_during": ("min", 0.0),
+        "duration_ms": ("min", 0.0), "fs_ms": ("min", 0.0), "written_bytes": ("min", 0),
+    })
+
+
+# --------------------------------------------------------------------------- least squares
+
+CI_BASIS = (
+    "ordinary least squares; intervals from Student's t with n-2 degrees of freedom, "
+    "which assumes independent, equal-variance, normal residuals. With a handful of points "
+    "this rests on the model being right (a straight line) more than on the data: the "
+    "intervals describe scatter around the line, not model error."
+)
+
+
+@dataclass(frozen=True, eq=False)
+class _Ols:
+    intercept: float
+    slope: float
+    cov: np.ndarray  # 2×2 covariance of (intercept, slope)
+    r2: float
+    residual_sd: float
+    dof: int
+    fitted: np.ndarray
+    residuals: np.ndarray
+
+
+def _ols(x: np.ndarray, y: np.ndarray) -> _Ols:
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(x)
+    if n < 3:
+        raise ValueError(f"need at least 3 points for a line with an interval, got {n}")
+    if np.ptp(x) == 0:
+        raise ValueError("all x values are equal; the slope is not identifiable")
+    X = np.column_stack([np.ones(n), x])
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    fitted = X @ beta
+    resid = y - fitted
+    dof = n - 2
+    ss_res = float(resid @ resid)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    s2 = ss_res / dof
+    cov = s2 * np.linalg.inv(X.T @ X)
+    r2 = 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan")
+    return _Ols(float(beta[0]), float(beta[1]), cov, r2, math.sqrt(s2), dof, fitted, resid)
+
+
+def _ci(est: float, se: float, dof: int, level: float) -> tuple[float, float]:
+    t = float(stats.t.ppf(0.5 + level / 2, dof))
+    return (est - t * se, est + t * se)
+
+
+@dataclass(frozen=True, eq=False)
+class DurationFit:
+    """duration_ms ≈ intercept_ms + slope × (yields × loop lag ms).
+
+    ``slope`` is ms of duration per ms of (yields × loop-pass time): the number of
+    loop passes one yield costs (1.0 when each yield waits exactly one pass).
+    Fields: slope, slope_ci, intercept_ms, intercept_ci_ms (at ``level``), r2,
+    residual_sd_ms, n, dof, level, cov (2×2 covariance of intercept, slope),
+    x_ms (yields × lag per point), y_ms, fitted_ms, residuals_ms, ci_basis.
+    """
+
+    slope: float
+    slope_ci: tuple[float, float]
+    intercept_ms: float
+    intercept_ci_ms: tuple[float, float]
+    r2: float
+    residual_sd_ms: float
+    n: int
+    dof: int
+    level: float
+    cov: np.ndarray
+    x_ms: np.ndarray
+    y_ms: np.ndarray
+    fitted_ms: np.ndarray
+    residuals_ms: np.ndarray
+    ci_basis: str = CI_BASIS
+
+
+@dataclass(frozen=True, eq=False)
+class YieldsFit:
+    """yields ≈ base_yields + yields_per_section × sections.
+
+    Fields: yields_per_section, yields_per_section_ci, base_yields, base_yields_ci
+    (at ``level``), r2, residual_sd, n, dof, level, cov (2×2 of base, per-section),
+    sections, yields, fitted, residuals, ci_basis. Exact integer counts on a line give
+    zero residuals and zero-width intervals: the table shows no scatter, which says
+    nothing about section layouts it did not measure.
+    """
+
+    yields_per_section: float
+    yields_per_section_ci: tuple[float, float]
+    base_yields: float
+    base_yields_ci: tuple[float, float]
+    r2: float
+    residual_sd: float
+    n: int
+    dof: int
+    level: float
+    cov: np.ndarray
+    sections: np.ndarray
+    yields: np.ndarray
+    fitted: np.ndarray
+    residuals: np.ndarray
+    ci_basis: str = CI_BASIS
+
+
+def fit_duration(
+    frame: pd.DataFrame,
+    lag_col: str = "event_loop_ms",
+    yields_col: str = "yields",
+    duration_col: str = "duration_ms",
+    level: float = 0.95,
+) -> DurationFit:
+    """Fit duration against yields × loop lag (OLS, t intervals); see :class:`DurationFit`."""
+    x = frame[yields_col].to_numpy(float) * frame[lag_col].to_numpy(float)
+    y = frame[duration_col].to_numpy(float)
+    o = _ols(x, y)
+    se = np.sqrt(np.diag(o.cov))
+    return DurationFit(
+        slope=o.slope, slope_ci=_ci(o.slope, se[1], o.dof, level),
+        intercept_ms=o.intercept, intercept_ci_ms=_ci(o.intercept, se[0], o.dof, level),
+        r2=o.r2, residual_sd_ms=o.residual_sd, n=len(x), dof=o.dof, level=level, cov=o.cov,
+        x_ms=x, y_ms=y, fitted_ms=o.fitted, residuals_ms=o.residuals,
+    )
+
+
+def fit_yields(frame: pd.DataFrame, level: float = 0.95) -> YieldsFit:
+    """Fit yields against sections (OLS over every row, t intervals); see :class:`YieldsFit`."""
+    x = frame["sections"].to_numpy(float)
+    y = frame["yields"].to_numpy(float)
+    o = _ols(x, y)
+    se = np.sqrt(np.diag(o.cov))
+    return YieldsFit(
+        yields_per_section=o.slope, yields_per_section_ci=_ci(o.slope, se[1], o.dof, level),
+        base_yields=o.intercept, base_yields_ci=_ci(o.intercept, se[0], o.dof, level),
+        r2=o.r2, residual_sd=o.residual_sd, n=len(x), dof=o.dof, level=level, cov=o.cov,
+        sections=x, yields=y, fitted=o.fitted, residuals=o.residuals,
+    )
+
+
+def fit_band(fit: DurationFit, x_ms: Sequence[float] | np.ndarray) -> pd.DataFrame:
+    """Fitted line with its confidence band (mean) and prediction band (one new point).
+
+    Returns columns x_ms, fitted_ms, lo_ms, hi_ms (confidence band of the line at
+    ``fit.level``), pred_lo_ms, pred_hi_ms (prediction band including residual scatter).
+    """
+    x = np.asarray(x_ms, dtype=float)
+    X = np.column_stack([np.ones_like(x), x])
+    mean = X @ np.array([fit.intercept_ms, fit.slope])
+    se_mean = np.sqrt(np.einsum("ij,jk,ik->i", X, fit.cov, X))
+    se_pred = np.sqrt(se_mean**2 + fit.residual_sd_ms**2)
+    t = float(stats.t.ppf(0.5 + fit.level / 2, fit.dof))
+    return pd.DataFrame({
+        "x_ms": x, "fitted_ms": mean, "lo_ms": mean - t * se_mean, "hi_ms": mean + t * se_mean,
+        "pred_lo_ms": mean - t * se_pred, "pred_hi_ms": mean + t * se_pred,
+    })
+
+
+def predicted_yields(yields_fit: YieldsFit, sections: float | np.ndarray) -> np.ndarray:
+    """Yields predicted for ``sections`` (vectorised): base_yields + yields_per_section × sections."""
+    return yields_fit.base_yields + yields_fit.yields_per_section * np.asarray(sections, dtype=float)
+
+
+def predict_duration_ms(
+    fit: DurationFit,
+    yields_fit: YieldsFit,
+    sections: float | Sequence[float] | np.ndarray,
+    loop_lag_ms: float | Sequence[float] | np.ndarray,
+) -> np.ndarray:
+    """Predicted save duration, ms, for section counts and loop-pass times (broadcast together)."""
+    s, lag = np.broadcast_arrays(np.asarray(sections, dtype=float), np.asarray(loop_lag_ms, dtype=float))
+    return fit.intercept_ms + fit.slope * predicted_yields(yields_fit, s) * lag
+
+
+def prediction_grid(
+    fit: DurationFit,
+    yields_fit: YieldsFit,
+    sections: Sequence[float],
+    loop_lags_ms: Sequence[float] | np.ndarray,
+) -> pd.DataFrame:
+    """Predicted durations over every (sections, loop lag) pair.
+
+    Returns columns sections, loop_lag_ms, yields (predicted), duration_ms (predicted).
+    """
+    s, lag = np.meshgrid(np.asarray(sections, dtype=float), np.asarray(loop_lags_ms, dtype=float), indexing="ij")
+    return pd.DataFrame({
+        "sections": s.ravel().astype(int) if np.all(s == np.round(s)) else s.ravel(),
+        "loop_lag_ms": lag.ravel(),
+        "yields": predicted_yields(yields_fit, s.ravel()),
+        "duration_ms": predict_duration_ms(fit, yields_fit, s.ravel(), lag.ravel()),
+    })
+
+
+def lag_threshold_ms(fit: DurationFit, yields_fit: YieldsFit, sections: float, timeout_ms: float) -> float:
+    """Loop-pass time at which the predicted duration reaches ``timeout_ms`` (0 if never below it)."""
+    y = float(predicted_yields(yields_fit, sections))
+    if fit.slope * y <= 0:
+        return math.inf if fit.intercept_ms < timeout_ms else 0.0
+    return max(0.0, (timeout_ms - fit.intercept_ms) / (fit.slope * y))
+
+
+# --------------------------------------------------------------------------- lag distributions
+
+@dataclass(frozen=True)
+class LognormalLag:
+    """Loop-pass times across instances, lognormal: ``median_ms`` and ``sigma`` (of ln lag)."""
+
+    median_ms: float
+    sigma: float
+
+    def __post_init__(self) -> None:
+        if not (self.median_ms > 0 and self.sigma >= 0):
+            raise ValueError(f"need median_ms > 0 and sigma >= 0, got {self.median_ms}, {self.sigma}")
+
+    def cdf(self, x_ms: np.ndarray | float) -> np.ndarray:
+        x = np.asarray(x_ms, dtype=float)
+        with np.errstate(divide="ignore"):
+            if self.sigma == 0:
+                return (x >= self.median_ms).astype(float)
+            z = (np.log(np.maximum(x, 0.0)) - math.log(self.median_ms)) / self.sigma
+        return stats.norm.cdf(z)
+
+    def ppf(self, q: float) -> float:
+        if self.sigma == 0:
+            return self.median_ms
+        return float(self.median_ms * math.exp(self.sigma * stats.norm.ppf(q)))
+
+    def sample(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        return self.median_ms * np.exp(self.sigma * rng.standard_normal(size))
+
+
+@dataclass(frozen=True, eq=False)
+class EmpiricalLag:
+    """Observed loop-pass times (ms), one value per instance or per observation."""
+
+    values_ms: np.ndarray
+
+    def __post_init__(self) -> None:
+        v = np.asarray(self.values_ms, dtype=float)
+        if v.ndim != 1 or len(v) == 0 or not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError("observed lags must be a non-empty 1-D array of finite values >= 0 ms")
+        object.__setattr__(self, "values_ms", np.sort(v))
+
+    def cdf(self, x_ms: np.ndarray | float) -> np.ndarray:
+        return np.searchsorted(self.values_ms, np.asarray(x_ms, dtype=float), side="right") / len(self.values_ms)
+
+    def ppf(self, q: float) -> float:
+        return float(np.quantile(self.values_ms, q, method="inverted_cdf"))
+
+    def sample(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
+        return rng.choice(self.values_ms, size=size, replace=True)
+
+
+LagDistribution = LognormalLag | EmpiricalLag
+
+
+def as_lag_distribution(lags: LagDistribution | Iterable[float] | np.ndarray) -> LagDistribution:
+    """A lag distribution from a :class:`LognormalLag`/:class:`EmpiricalLag` or an array of observed lags (ms)."""
+    if isinstance(lags, (LognormalLag, EmpiricalLag)):
+        return lags
+    return EmpiricalLag(np.asarray(list(lags), dtype=float))
+
+
+# --------------------------------------------------------------------------- timeout risk
+
+@dataclass(frozen=True)
+class TimeoutRisk:
+    """P(the slowest of ``n_instances`` saves exceeds ``timeout_ms``).
+
+    Fields:
+    - probability: analytic ``1 − F(L*)^N`` at the fits' point estimates, where
+      L* = (timeout − intercept) / (slope × yields) and F is the lag distribution's CDF;
+    - probability_ci: (lo, hi) quantiles at ``level`` of the same formula over draws of
+      the fit parameters (fit uncertainty only);
+    - mc_probability, mc_ci: Monte Carlo fraction of simulated clusters whose slowest
+      save exceeds the timeout (fit parameters, lag per instance and residual scatter all
+      drawn), with a Wilson interval for simulation error;
+    - per_instance_probability: 1 − F(L*); lag_threshold_ms: L*;
+    - sections, yields (predicted), n_instances, timeout_ms, n_draws, level.
+    """
+
+    probability: float
+    probability_ci: tuple[float, float]
+    mc_probability: float
+    mc_ci: tuple[float, float]
+    per_instance_probability: float
+    lag_threshold_ms: float
+    sections: float
+    yields: float
+    n_instances: int
+    timeout_ms: float
+    n_draws: int
+    level: float
+
+
+def _draw_params(fit: DurationFit | YieldsFit, est: tuple[float, float], rng: np.random.Generator,
+                 n: int) -> np.ndarray:
+    """Draws of (intercept, slope) from a multivariate t with the fit's dof and covariance."""
+    z = rng.multivariate_normal(np.zeros(2), fit.cov, size=n, method="eigh")
+    w = rng.chisquare(fit.dof, size=n) / fit.dof
+    return np.asarray(est) + z / np.sqrt(w)[:, None]
+
+
+def _analytic_p(lags: LagDistribution, threshold: np.ndarray, n_instances: int) -> np.ndarray:
+    f = np.where(threshold > 0, lags.cdf(np.maximum(threshold, 0.0)), 0.0)
+    return 1.0 - np.power(f, n_instances)
+
+
+def _wilson(k: int, n: int, level: float) -> tuple[float, float]:
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _thresholds(a: np.ndarray, b: np.ndarray, y: np.ndarray, timeout_ms: float) -> np.ndarray:
+    by = b * y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (timeout_ms - a) / by
+    return np.where(by > 0, t, np.where(a < timeout_ms, np.inf, 0.0))
+
+
+def _point_risk(fit: DurationFit, yields_fit: YieldsFit, sections: float, timeout_ms: float,
+                dist: LagDistribution, n_instances: int, yields: float | None = None) -> float:
+    y = float(predicted_yields(yields_fit, sections)) if yields is None else float(yields)
+    thr = _thresholds(np.array(fit.intercept_ms), np.array(fit.slope), np.array(y), timeout_ms)
+    return float(_analytic_p(dist, np.asarray(thr), n_instances))
+
+
+def timeout_risk(
+    fit: DurationFit,
+    yields_fit: YieldsFit,
+    sections: float,
+    timeout_ms: float,
+    lags: LagDistribution | Iterable[float] | np.ndarray,
+    n_instances: int = 200,
+    n_draws: int = 4000,
+    seed: int | None = 0,
+    level: float = 0.95,
+    residual_noise: bool = True,
+    yields: float | None = None,
+) -> TimeoutRisk:
+    """Probability that the slowest of ``n_instances`` config saves exceeds ``timeout_ms``.
+
+    ``lags`` is the distribution of mean loop-pass times across instances: a
+    :class:`LognormalLag` (median, sigma) or an array of observed lags in ms. Each
+    instance's save takes ``intercept + slope × yields × lag``; the commit waits for
+    all of them, so the slowest decides. ``yields`` overrides the count predicted from
+    ``sections`` (e.g. 1 for a save offloaded to a thread). See :class:`TimeoutRisk`.
+    """
+    if n_instances < 1 or n_draws < 1:
+        raise ValueError("n_instances and n_draws must be >= 1")
+    dist = as_lag_distribution(lags)
+    rng = np.random.default_rng(seed)
+    y_hat = float(predicted_yields(yields_fit, sections)) if yields is None else float(yields)
+    thr = float(_thresholds(np.array(fit.intercept_ms), np.array(fit.slope), np.array(y_hat), timeout_ms))
+    f_point = float(dist.cdf(thr)) if thr > 0 else 0.0
+    p_point = 1.0 - f_point**n_instances
+
+    ab = _draw_params(fit, (fit.intercept_ms, fit.slope), rng, n_draws)
+    if yields is None:
+        yy = _draw_params(yields_fit, (yields_fit.base_yields, yields_fit.yields_per_section), rng, n_draws)
+        y_draw = yy[:, 0] + yy[:, 1] * float(sections)
+    else:
+        y_draw = np.full(n_draws, float(yields))
+    thr_draw = _thresholds(ab[:, 0], ab[:, 1], y_draw, timeout_ms)
+    p_draw = _analytic_p(dist, thr_draw, n_instances)
+    q = (1 - level) / 2
+    p_ci = (float(np.quantile(p_draw, q)), float(np.quantile(p_draw, 1 - q)))
+
+    exceed = 0
+    chunk = max(1, 2_000_000 // n_instances)
+    for start in range(0, n_draws, chunk):
+        sl = slice(start, min(n_draws, start + chunk))
+        m = sl.stop - sl.start
+        lag = dist.sample(rng, (m, n_instances))
+        dur = ab[sl, 0:1] + ab[sl, 1:2] * y_draw[sl, None] * lag
+        if residual_noise and fit.residual_sd_ms > 0:
+            dur = dur + fit.residual_sd_ms * rng.standard_normal((m, n_instances))
+        exceed += int((dur.max(axis=1) > timeout_ms).sum())
+    return TimeoutRisk(
+        probability=p_point, probability_ci=p_ci,
+        mc_probability=exceed / n_draws, mc_ci=_wilson(exceed, n_draws, level),
+        per_instance_probability=1.0 - f_point, lag_threshold_ms=thr,
+        sections=float(sections), yields=y_hat, n_instances=n_instances,
+        timeout_ms=float(timeout_ms), n_draws=n_draws, level=level,
+    )
+
+
+def risk_curve(
+    fit: DurationFit,
+    yields_fit: YieldsFit,
+    sections: Sequence[float],
+    median_lags_ms: Sequence[float] | np.ndarray,
+    sigma: float,
+    timeout_ms: float,
+    n_instances: int = 200,
+    n_draws: int = 2000,
+    seed: int | None = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """P(slowest of N > timeout) over a grid of median loop lags (lognormal, ``sigma``).
+
+    Analytic at the point estimates, with an interval from fit-parameter draws
+    (the same draws for every grid point, so the bands are smooth). Returns columns
+    sections, median_lag_ms, probability, lo, hi.
+    """
+    rng = np.random.default_rng(seed)
+    ab = _draw_params(fit, (fit.intercept_ms, fit.slope), rng, n_draws)
+    yy = _draw_params(yields_fit, (yields_fit.base_yields, yields_fit.yields_per_section), rng, n_draws)
+    q = (1 - level) / 2
+    rows = []
+    for s in sections:
+        y_hat = float(predicted_yields(yields_fit, s))
+        thr = _thresholds(np.array(fit.intercept_ms), np.array(fit.slope), np.array(y_hat), timeout_ms)
+        thr_draw = _thresholds(ab[:, 0], ab[:, 1], yy[:, 0] + yy[:, 1] * float(s), timeout_ms)
+        for m in np.asarray(median_lags_ms, dtype=float):
+            dist = LognormalLag(float(m), sigma)
+            p = float(_analytic_p(dist, np.asarray(thr), n_instances))
+            pd_ = _analytic_p(dist, thr_draw, n_instances)
+            rows.append((int(s), float(m), p, float(np.quantile(pd_, q)), float(np.quantile(pd_, 1 - q))))
+    return pd.DataFrame(rows, columns=["sections", "median_lag_ms", "probability", "lo", "hi"])
+
+
+def slowest_lag_ms(lags: LagDistribution | Iterable[float] | np.ndarray, n_instances: int, risk: float) -> float:
+    """The lag the slowest of ``n_instances`` exceeds with probability ``risk``: F⁻¹((1 − risk)^(1/N))."""
+    if not 0 < risk < 1:
+        raise ValueError(f"risk must be in (0, 1), got {risk}")
+    return as_lag_distribution(lags).ppf((1.0 - risk) ** (1.0 / n_instances))
+
+
+def weigh_options(
+    fit: DurationFit,
+    yields_fit: YieldsFit,
+    sections: float,
+    timeout_ms: float,
+    lags: LognormalLag,
+    n_instances: int = 200,
+    target_risk: float = 0.01,
+    offloaded_passes: float = 2.0,
+) -> pd.DataFrame:
+    """What each remedy must achieve to bring P(slowest > timeout) down to ``target_risk``.
+
+    Uses the point estimates and a lognormal lag distribution. Rows (column
+    ``option``): "now" (the current risk), "refactor" (median loop lag needed, ms),
+    "fewer sections" (largest section count), "longer timeout" (timeout needed, ms),
+    "offload save" (risk when the save costs ``offloaded_passes`` loop passes instead
+    of yields × slope). Columns: option, knob, now, needed, unit, risk_after.
+    """
+    q = slowest_lag_ms(lags, n_instances, target_risk)
+    y_now = float(predicted_yields(yields_fit, sections))
+    p_now = _point_risk(fit, yields_fit, sections, timeout_ms, lags, n_instances)
+    # refactor: scale the whole lag distribution down until its N-quantile hits L*
+    l_star = lag_threshold_ms(fit, yields_fit, sections, timeout_ms)
+    median_needed = lags.median_ms * l_star / q
+    # fewer sections: largest S with intercept + slope × yields(S) × q <= timeout
+    y_max = (timeout_ms - fit.intercept_ms) / (fit.slope * q)
+    s_max = math.floor((y_max - yields_fit.base_yields) / yields_fit.yields_per_section)
+    # longer timeout
+    t_needed = fit.intercept_ms + fit.slope * y_now * q
+    # offload: the save waits a fixed number of passes whatever the section count
+    p_off = _point_risk(fit, yields_fit, sections, timeout_ms, lags, n_instances,
+                        yields=offloaded_passes / fit.slope)
+
+    def risk_with(**kw: float) -> float:
+        lg = LognormalLag(kw.get("median", lags.median_ms), lags.sigma)
+        return _point_risk(fit, yields_fit, kw.get("sections", sections), kw.get("timeout", timeout_ms),
+                           lg, n_instances)
+
+    rows = [
+        ("now", "P(slowest > timeout)", p_now, p_now, "probability", p_now),
+        ("refactor", "median loop lag", lags.median_ms, median_needed, "ms",
+         risk_with(median=median_needed * (1 - 1e-9))),
+        ("fewer sections", "config sections", float(sections), float(max(s_max, 0)), "count",
+         risk_with(sections=max(s_max, 0)) if s_max >= 0 else float("nan")),
+        ("longer timeout", "prepare timeout", timeout_ms, t_needed, "ms", risk_with(timeout=t_needed * (1 + 1e-9))),
+        ("offload save", "yields per save", y_now, offloaded_passes / fit.slope, "count", p_off),
+    ]
+    return pd.DataFrame(rows, columns=["option", "knob", "now", "needed", "unit", "risk_after"])
+
+
+# --------------------------------------------------------------------------- lab analyses
+
+def fit_lab(capture: pd.DataFrame, level: float = 0.95) -> DurationFit:
+    """Fit the yielding saves of a lab capture: duration_ms against yields × measured mean loop-pass time."""
+    y = capture[capture["mode"] == "yielding"]
+    if len(y) < 3:
+        raise ValueError(f"need at least 3 yielding saves to fit, got {len(y)}")
+    return fit_duration(y, lag_col="lag_ms_measured", level=level)
+
+
+@dataclass(frozen=True)
+class OffloadComparison:
+    """How each save mode's duration responds to sections × loop lag in a lab capture.
+
+    Fields: yielding_slope_ms, offloaded_slope_ms (ms of duration per section·ms of
+    measured lag, OLS over all saves of the mode), slope_ratio (offloaded / yielding),
+    yielding_spread_ms, offloaded_spread_ms (90th − 10th percentile of duration across
+    the sweep), spread_ratio (offloaded / yielding), worst_sections, worst_hog_ms (the
+    largest sections × hog point), yielding_worst_ms, offloaded_worst_ms (medians over
+    repeats there), speedup (yielding_worst_ms / offloaded_worst_ms),
+    offloaded_passes (median of offloaded duration / measured lag, loaded runs only;
+    NaN without load).
+    """
+
+    yielding_slope_ms: float
+    offloaded_slope_ms: float
+    slope_ratio: float
+    yielding_spread_ms: float
+    offloaded_spread_ms: float
+    spread_ratio: float
+    worst_sections: int
+    worst_hog_ms: float
+    yielding_worst_ms: float
+    offloaded_worst_ms: float
+    speedup: float
+    offloaded_passes: float
+
+
+def offload_comparison(capture: pd.DataFrame) -> OffloadComparison:
+    """Compare yielding and offloaded saves of a lab capture (see :class:`OffloadComparison`)."""
+    missing = [m for m in MODES if not (capture["mode"] == m).any()]
+    if missing:
+        raise ValueError(f"capture has no saves in mode(s) {missing}; need both {list(MODES)}")
+    out: dict[str, float] = {}
+    for mode in MODES:
+        d = capture[capture["mode"] == mode]
+        x = d["sections"].to_numpy(float) * d["lag_ms_measured"].to_numpy(float)
+        slope = _ols(x, d["duration_ms"].to_numpy(float)).slope if np.ptp(x) > 0 and len(d) >= 3 else float("nan")
+        out[f"{mode}_slope"] = slope
+        q10, q90 = np.quantile(d["duration_ms"], [0.1, 0.9])
+        out[f"{mode}_spread"] = float(q90 - q10)
+    key = capture["sections"].astype(float) * capture["hog_ms"].astype(float)
+    worst = capture.loc[key == key.max()]
+    ws = int(worst["sections"].max())
+    wh = float(worst.loc[worst["sections"] == ws, "hog_ms"].max())
+    at = capture[(capture["sections"] == ws) & (capture["hog_ms"] == wh)]
+    yw = float(at.loc[at["mode"] == "yielding", "duration_ms"].median())
+    ow = float(at.loc[at["mode"] == "offloaded", "duration_ms"].median())
+    loaded = capture[(capture["mode"] == "offloaded") & (capture["hog_ms"] > 0)]
+    passes = float((loaded["duration_ms"] / loaded["lag_ms_measured"]).median()) if len(loaded) else float("nan")
+    return OffloadComparison(
+        yielding_slope_ms=out["yielding_slope"], offloaded_slope_ms=out["offloaded_slope"],
+        slope_ratio=out["offloaded_slope"] / out["yielding_slope"],
+        yielding_spread_ms=out["yielding_spread"], offloaded_spread_ms=out["offloaded_spread"],
+        spread_ratio=out["offloaded_spread"] / out["yielding_spread"],
+        worst_sections=ws, worst_hog_ms=wh, yielding_worst_ms=yw, offloaded_worst_ms=ow,
+        speedup=yw / ow, offloaded_passes=passes,
+    )
+
+
+def lab_summary(capture: pd.DataFrame) -> pd.DataFrame:
+    """Medians over repeats per (mode, sections, hog_ms).
+
+    Returns columns mode, sections, hog_ms, runs, yields, lag_ms_measured,
+    duration_ms, passes, fs_ms.
+    """
+    g = capture.groupby(["mode", "sections", "hog_ms"], sort=True)
+    out = g.agg(runs=("duration_ms", "size"), yields=("yields", "median"),
+                lag_ms_measured=("lag_ms_measured", "median"), duration_ms=("duration_ms", "median"),
+                passes=("passes", "median"), fs_ms=("fs_ms", "median")).reset_index()
+    return out
+
+
+__all__ = [
+    "CAPTURE_SCHEMA", "CI_BASIS", "DurationFit", "EmpiricalLag", "LognormalLag", "MODES",
+    "OffloadComparison", "PUBLISHED_SCHEMA", "TimeoutRisk", "YieldsFit", "as_lag_distribution",
+    "fit_band", "fit_duration", "fit_lab", "fit_yields", "lab_summary", "lag_threshold_ms",
+    "offload_comparison", "predict_duration_ms", "predicted_yields", "prediction_grid", "read_capture",
+    "read_published", "risk_curve", "slowest_lag_ms", "timeout_risk", "weigh_options",
+]
