@@ -1,0 +1,56 @@
+"""Notebook 05 (actor bottlenecks) runs on its bundled data and live, and concludes what the data say."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.report import execute_notebook
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05_actor_bottlenecks.ipynb"
+
+
+def _run(tmp_path: Path, params: dict) -> dict:
+    res = execute_notebook(NOTEBOOK, params, out_dir=tmp_path, render=False)
+    assert res.status == "ok", res.error
+    return {k: v.value for k, v in res.findings.items()}, res.findings
+
+
+@pytest.mark.slow
+def test_notebook_05_findings_on_bundled_data(tmp_path: Path) -> None:
+    f, full = _run(tmp_path, {})
+    e = f["exponent_by_iteration"]
+    # iteration 1 scales clearly worse than iteration 2: the CIs do not overlap
+    assert e["1"]["low"] > e["2"]["high"]
+    assert e["1"]["n_excluded"] > 0 and e["1"]["n_used"] + e["1"]["n_excluded"] == 25
+    # the maximum speed-up of 2 over 1 is the 5×10 cell, 2.892 / 0.047 ≈ 60
+    assert f["max_speedup_1_over_2"] == pytest.approx(2.892 / 0.047, rel=1e-6)
+    assert 55 < f["max_speedup_1_over_2"] < 65
+    # no claim that 3 differs from 2 without CI support; the reason is given
+    assert f["iteration3_vs_2_distinguishable"] is False
+    assert "includes 1" in full["iteration3_vs_2_distinguishable"].explain
+    assert "overlap" in full["iteration3_vs_2_distinguishable"].explain
+    # the cores table: retrograde under the USL, a poor fit, and read as growing demand
+    usl = f["usl_by_iteration"]
+    assert set(usl) == {"1", "2", "3"}
+    for v in usl.values():
+        assert {"sigma", "kappa", "n_star"} <= set(v)
+        assert v["retrograde"] and v["n_star"] < 1 and not v["adequate"]
+    assert f["cores_table_reading"] == "demand grows with the column"
+    # the simulation: coordinator for iteration 1, another kind for iteration 2; money conserved
+    b = f["bottleneck_actor_by_iteration"]
+    assert b["1"] == "coordinator" and b["2"] != "coordinator"
+    assert f["money_conserved"] is True
+    assert f["loc_total_change_pct"] < -10
+    sim = f["sim_exponent_by_iteration"]
+    assert sim["1"] > sim["2"]
+
+
+@pytest.mark.slow
+def test_notebook_05_live_simulation(tmp_path: Path) -> None:
+    f, full = _run(tmp_path, {"live": True, "live_banks": [2, 3, 4], "live_clients_per_bank": [2, 4, 6],
+                              "live_repeats": 1, "live_time_limit_s": 60.0})
+    assert f["money_conserved"] is True
+    b = f["bottleneck_actor_by_iteration"]
+    assert b["1"] == "coordinator" and b["2"] != "coordinator"
+    assert "live run" in full["bottleneck_actor_by_iteration"].explain

@@ -1,0 +1,896 @@
+"""Scaling laws for timing tables: power-law exponents, speed-ups with their noise floor, USL.
+
+Written for the two-phase-commit bank study (three actor designs timed over a
+grid of banks × clients per bank, and a "cores" table) but usable on any table
+of times against a work size:
+
+- loaders for the tidy tables (:func:`read_iteration_times`,
+  :func:`read_cores_times`, :func:`read_lines_of_code`), each validated against
+  its documented schema; unparseable rows are kept in ``frame.attrs["rejects"]``;
+- :func:`fit_power_law` — ``time_s = a · transfers^b`` fitted in log-log space,
+  with cells under a stated timer-resolution floor excluded and counted;
+- :func:`speedups` — per-cell time ratios between two designs with the interval
+  the ±half-resolution rounding of each printed time allows;
+- :func:`compare_iterations` — whether two designs differ, decided by confidence
+  intervals, never by eye;
+- :func:`fit_usl` — Gunther's Universal Scalability Law with covariance and
+  bootstrap uncertainty, honest when κ is not identifiable;
+- :func:`demand_hypotheses` — does a "fixed demand" table behave like fixed
+  demand, or like the growing demand of the grid?
+- :func:`bottlenecks` — the busiest actor of each simulated run from per-actor metrics.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import math
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from ..errors import ParseError, SchemaError
+from ..paths import resolve
+from ..schema import Column, Schema, attach_rejects, validate
+
+#: The printed resolution of the published timings (three decimals of a second).
+RESOLUTION_S = 0.001
+#: Default floor for fits and comparisons: 10 timer ticks, so a cell's rounding
+#: error is at most ±5 % and a ratio of two cells at most about ±10 %.
+DEFAULT_MIN_TIME_S = 10 * RESOLUTION_S
+
+ITERATION_TIMES_SCHEMA = Schema(
+    name="iteration_times",
+    doc="Wall time of one full simulation (every client pays every other client 1 unit), "
+        "per design iteration and grid cell; the mean of the runs behind each published figure.",
+    columns=(
+        Column("iteration", "int", doc="design iteration: 1 naive, 2 Transaction actor, 3 Account actor"),
+        Column("banks", "int", doc="number of bank actors"),
+        Column("clients_per_bank", "int", doc="client actors per bank"),
+        Column("time_s", "float", "s", "wall time of the whole run (printed to 0.001 s)"),
+        Column("clients", "int", doc="banks × clients_per_bank"),
+        Column("transfers", "int", doc="clients × (clients − 1): one transfer per ordered pair"),
+    ),
+    extra_columns_allowed=False,
+)
+
+CORES_TIMES_SCHEMA = Schema(
+    name="cores_times",
+    doc="Wall time per design iteration against the number of cores the VM was given, "
+        "published as a fixed demand (8 banks × 10 clients).",
+    columns=(
+        Column("iteration", "int", doc="design iteration"),
+        Column("cores", "int", doc="cores allocated (as published)"),
+        Column("time_s", "float", "s", "wall time of the whole run (printed to 0.001 s)"),
+    ),
+    extra_columns_allowed=False,
+)
+
+LINES_OF_CODE_SCHEMA = Schema(
+    name="lines_of_code",
+    doc="Non-empty lines of code of each actor module per design iteration.",
+    columns=(
+        Column("iteration", "int", doc="design iteration"),
+        Column("actor", "string", doc="actor kind: coordinator, bank, client, transaction, account"),
+        Column("lines", "int", "lines", "non-empty lines of code"),
+    ),
+    extra_columns_allowed=False,
+)
+
+
+# --------------------------------------------------------------------------- loading
+
+def _read_text(source: str | os.PathLike | IO[str]) -> tuple[str, str]:
+    """(name, text) of a path (plain or gzip), an open text stream or a CSV text (a string with a newline)."""
+    if hasattr(source, "read"):
+        text = source.read()  # type: ignore[union-attr]
+        name = getattr(source, "name", "<stream>")
+        return (name if isinstance(name, str) else "<stream>"), text
+    if isinstance(source, str) and ("\n" in source or "\r" in source):
+        return "<text>", source
+    path = resolve(source)
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":  # gzip-compressed CSV
+        data = gzip.decompress(data)
+    return str(path), data.decode("utf-8-sig")
+
+
+def read_csv_table(
+    source: str | os.PathLike | IO[str],
+    columns: Sequence[tuple[str, str]],
+    key: Sequence[str] = (),
+    strict: bool = False,
+    check: Callable[[dict[str, object]], str | None] | None = None,
+) -> pd.DataFrame:
+    """Parse a small CSV whose header names ``columns`` (``(name, kind)``, kind int/float/str/bool).
+
+    Rows with the wrong number of fields, unparseable or negative numbers, a
+    duplicate ``key``, or for which ``check(row)`` returns a reason are rejected
+    with that reason (``frame.attrs["rejects"]``); with ``strict=True`` the first
+    one raises :class:`ParseError`. A header missing
+    a column raises :class:`SchemaError` naming the file and the expected columns.
+    Blank lines and lines starting with ``#`` are skipped. Returns the parsed frame
+    (columns in the order given, extra input columns dropped).
+    """
+    name, text = _read_text(source)
+    lines = text.splitlines()
+    header_at = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), None)
+    wanted = [c for c, _ in columns]
+    if header_at is None:
+        raise SchemaError(f"{name}: empty table; expected a CSV header with columns {wanted}")
+    header = [h.strip() for h in next(csv.reader([lines[header_at]]))]
+    missing = [c for c in wanted if c not in header]
+    if missing:
+        raise SchemaError(f"{name}:{header_at + 1}: header {header} lacks column(s) {missing}; expected {wanted}")
+    idx = {c: header.index(c) for c in wanted}
+    rows: list[list[object]] = []
+    rejects: list[tuple[str, int, str, str]] = []
+    seen: set[tuple[object, ...]] = set()
+    for lineno in range(header_at + 2, len(lines) + 1):
+        raw = lines[lineno - 1]
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in next(csv.reader([raw]))]
+        reason = None
+        values: list[object] = []
+        if len(fields) != len(header):
+            reason = f"expected {len(header)} fields ({', '.join(header)}), got {len(fields)}"
+        else:
+            for col, kind in columns:
+                cell = fields[idx[col]]
+                try:
+                    values.append(_parse_cell(cell, kind))
+                except ValueError as exc:
+                    reason = f"column {col!r}: {exc}"
+                    break
+        if reason is None and check is not None:
+            reason = check(dict(zip(wanted, values, strict=True)))
+        if reason is None and key:
+            k = tuple(values[wanted.index(c)] for c in key)
+            if k in seen:
+                reason = f"duplicate {dict(zip(key, k, strict=True))}"
+            seen.add(k)
+        if reason is not None:
+            if strict:
+                raise ParseError(name, lineno, raw, reason)
+            rejects.append((name, lineno, raw, reason))
+            continue
+        rows.append(values)
+    frame = pd.DataFrame(rows, columns=wanted)
+    for col, kind in columns:
+        frame[col] = frame[col].astype({"int": "int64", "float": "float64", "bool": "bool", "str": object}[kind])
+    return attach_rejects(frame, rejects)
+
+
+def _parse_cell(cell: str, kind: str) -> object:
+    if kind == "str":
+        if not cell:
+            raise ValueError("empty text")
+        return cell
+    if kind == "bool":
+        low = cell.lower()
+        if low in {"true", "1"}:
+            return True
+        if low in {"false", "0"}:
+            return False
+        raise ValueError(f"expected true/false, got {cell!r}")
+    if kind == "int":
+        try:
+            v = int(cell)
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {cell!r}") from None
+        if v < 0:
+            raise ValueError(f"expected a non-negative number, got {v}")
+        return v
+    try:
+        f = float(cell)
+    except ValueError:
+        raise ValueError(f"expected a number, got {cell!r}") from None
+    if not math.isfinite(f) or f < 0:
+        raise ValueError(f"expected a finite non-negative number, got {cell!r}")
+    return f
+
+
+def read_iteration_times(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+    """Load the banks × clients-per-bank timing table (:data:`ITERATION_TIMES_SCHEMA`).
+
+    Input columns ``iteration, banks, clients_per_bank, time_s``; adds ``clients``
+    and ``transfers``. Rows with zero banks or clients are rejected.
+    """
+    df = read_csv_table(source, [("iteration", "int"), ("banks", "int"), ("clients_per_bank", "int"),
+                                 ("time_s", "float")], key=("iteration", "banks", "clients_per_bank"),
+                        strict=strict, check=_at_least_one("banks", "clients_per_bank"))
+    df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
+    df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
+    return validate(df, ITERATION_TIMES_SCHEMA)
+
+
+def read_cores_times(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+    """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``."""
+    df = read_csv_table(source, [("iteration", "int"), ("cores", "int"), ("time_s", "float")],
+                        key=("iteration", "cores"), strict=strict, check=_at_least_one("cores"))
+    return validate(df, CORES_TIMES_SCHEMA)
+
+
+def read_lines_of_code(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+    """Load non-empty lines of code per actor (:data:`LINES_OF_CODE_SCHEMA`): ``iteration, actor, lines``."""
+    df = read_csv_table(source, [("iteration", "int"), ("actor", "str"), ("lines", "int")],
+                        key=("iteration", "actor"), strict=strict)
+    return validate(df, LINES_OF_CODE_SCHEMA)
+
+
+def _at_least_one(*cols: str) -> Callable[[dict[str, object]], str | None]:
+    """A row check: the named columns must be ≥ 1."""
+
+    def check(row: dict[str, object]) -> str | None:
+        bad = [c for c in cols if int(row[c]) < 1]  # type: ignore[call-overload]
+        return f"{' and '.join(bad)} must be at least 1" if bad else None
+
+    return check
+
+
+# --------------------------------------------------------------------------- power law
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """A shallow copy without ``attrs`` (rejects tables there break pandas' attrs comparison)."""
+    out = frame.copy(deep=False)
+    out.attrs = {}
+    return out
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """``time_s = prefactor_s · work^exponent`` fitted by least squares on logs.
+
+    ``n_used`` cells at or above ``min_time_s`` were fitted, ``n_excluded`` were
+    not (below the floor, including printed zeros that have no logarithm).
+    ``resid_sd_log`` is the residual standard deviation in natural-log units;
+    ``work_min``/``work_max`` the range of the fitted cells.
+    """
+
+    label: str
+    exponent: float
+    exponent_low: float
+    exponent_high: float
+    exponent_se: float
+    prefactor_s: float
+    n_used: int
+    n_excluded: int
+    min_time_s: float
+    level: float
+    r2: float
+    resid_sd_log: float
+    work_min: float
+    work_max: float
+
+    def predict_s(self, work: float | np.ndarray) -> np.ndarray:
+        """Predicted time (s) at the given work (transfers)."""
+        return self.prefactor_s * np.asarray(work, dtype=float) ** self.exponent
+
+    def overlaps(self, other: PowerLawFit) -> bool:
+        """True when the two exponents' confidence intervals overlap."""
+        return not (self.exponent_low > other.exponent_high or other.exponent_low > self.exponent_high)
+
+
+def fit_power_law(
+    work: Sequence[float] | np.ndarray,
+    time_s: Sequence[float] | np.ndarray,
+    min_time_s: float = DEFAULT_MIN_TIME_S,
+    level: float = 0.95,
+    label: str = "",
+) -> PowerLawFit:
+    """Fit ``log time = log a + b · log work`` on cells with ``time_s >= min_time_s``.
+
+    The CI of the exponent is Student-t on the OLS standard error. Raises
+    ValueError when fewer than 3 cells are above the floor (no CI possible).
+    """
+    x = np.asarray(work, dtype=float)
+    y = np.asarray(time_s, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"work and time_s differ in length ({x.size} vs {y.size})")
+    keep = (y >= min_time_s) & (y > 0) & (x > 0)
+    n = int(keep.sum())
+    if n < 3:
+        raise ValueError(f"{label or 'fit'}: only {n} cells at or above the floor {min_time_s} s; need 3 for a CI")
+    lx, ly = np.log(x[keep]), np.log(y[keep])
+    if np.ptp(lx) == 0:
+        raise ValueError(f"{label or 'fit'}: all fitted cells have the same work; the exponent is undefined")
+    res = stats.linregress(lx, ly)
+    resid = ly - (res.intercept + res.slope * lx)
+    dof = n - 2
+    sd = float(np.sqrt(np.sum(resid**2) / dof)) if dof > 0 else float("nan")
+    t = stats.t.ppf(0.5 + level / 2, dof) if dof > 0 else float("nan")
+    return PowerLawFit(
+        label=label, exponent=float(res.slope), exponent_low=float(res.slope - t * res.stderr),
+        exponent_high=float(res.slope + t * res.stderr), exponent_se=float(res.stderr),
+        prefactor_s=float(np.exp(res.intercept)), n_used=n, n_excluded=int((~keep).sum()),
+        min_time_s=float(min_time_s), level=level, r2=float(res.rvalue**2), resid_sd_log=sd,
+        work_min=float(x[keep].min()), work_max=float(x[keep].max()),
+    )
+
+
+def fit_power_laws(
+    times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S, level: float = 0.95,
+) -> dict[int, PowerLawFit]:
+    """One :func:`fit_power_law` of ``time_s`` against ``transfers`` per ``iteration``."""
+    times = _plain(times)
+    return {
+        int(it): fit_power_law(g["transfers"], g["time_s"], min_time_s, level, label=f"iteration {it}")
+        for it, g in times.groupby("iteration", sort=True)
+    }
+
+
+def power_law_table(fits: dict[int, PowerLawFit]) -> pd.DataFrame:
+    """The fits as a frame: iteration, exponent, exponent_low, exponent_high, prefactor_s,
+    n_used, n_excluded, min_time_s, r2, resid_sd_log."""
+    return pd.DataFrame([
+        {"iteration": k, "exponent": f.exponent, "exponent_low": f.exponent_low,
+         "exponent_high": f.exponent_high, "prefactor_s": f.prefactor_s, "n_used": f.n_used,
+         "n_excluded": f.n_excluded, "min_time_s": f.min_time_s, "r2": f.r2, "resid_sd_log": f.resid_sd_log}
+        for k, f in fits.items()
+    ])
+
+
+def floor_sensitivity(times: pd.DataFrame, floors_s: Sequence[float], level: float = 0.95) -> pd.DataFrame:
+    """Exponents per iteration for several floors: floor_s, iteration, exponent, exponent_low,
+    exponent_high, n_used, n_excluded (fits with fewer than 3 cells are left out)."""
+    times = _plain(times)
+    rows = []
+    for floor in floors_s:
+        for it, g in times.groupby("iteration", sort=True):
+            try:
+                f = fit_power_law(g["transfers"], g["time_s"], floor, level)
+            except ValueError:
+                continue
+            rows.append({"floor_s": float(floor), "iteration": int(it), "exponent": f.exponent,
+                         "exponent_low": f.exponent_low, "exponent_high": f.exponent_high,
+                         "n_used": f.n_used, "n_excluded": f.n_excluded})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- speed-ups
+
+def speedups(
+    times: pd.DataFrame, numerator: int = 1, denominator: int = 2, half_resolution_s: float = RESOLUTION_S / 2,
+) -> pd.DataFrame:
+    """Per-cell speed-up ``time(numerator) / time(denominator)`` and its rounding noise floor.
+
+    Each printed time is only known to ±``half_resolution_s``; the ratio therefore
+    lies in [speedup_low, speedup_high] = [(tn − h)/(td + h), (tn + h)/(td − h)]
+    (clipped at 0; unbounded when td ≤ h). Columns: banks, clients_per_bank,
+    clients, transfers, time_num_s, time_den_s, speedup, speedup_low, speedup_high,
+    rel_uncertainty (half-width / speed-up), defined (td > 0), resolved (the
+    interval excludes 1, so the cells differ beyond rounding).
+    """
+    keys = ["banks", "clients_per_bank", "clients", "transfers"]
+    times = _plain(times)
+    a = times[times["iteration"] == numerator].set_index(keys)["time_s"].rename("time_num_s")
+    b = times[times["iteration"] == denominator].set_index(keys)["time_s"].rename("time_den_s")
+    if a.empty or b.empty:
+        raise ValueError(f"iterations {numerator} and {denominator} must both be in the table")
+    df = pd.concat([a, b], axis=1, join="inner").reset_index()
+    h = float(half_resolution_s)
+    tn, td = df["time_num_s"].to_numpy(), df["time_den_s"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sp = np.where(td > 0, tn / np.where(td > 0, td, 1), np.nan)
+        low = np.maximum(tn - h, 0) / (td + h)
+        high = np.where(td > h, (tn + h) / np.where(td > h, td - h, 1), np.inf)
+        rel = np.where(np.isfinite(high) & (sp > 0), (high - low) / 2 / sp, np.inf)
+    df["speedup"] = sp
+    df["speedup_low"] = low
+    df["speedup_high"] = high
+    df["rel_uncertainty"] = rel
+    df["defined"] = td > 0
+    df["resolved"] = (low > 1) | (high < 1)
+    return df
+
+
+def max_speedup(sp: pd.DataFrame) -> pd.Series:
+    """The row of :func:`speedups` with the largest defined speed-up."""
+    d = sp[sp["defined"]]
+    if d.empty:
+        raise ValueError("no cell has a non-zero denominator time")
+    return d.loc[d["speedup"].idxmax()]
+
+
+@dataclass(frozen=True)
+class IterationComparison:
+    """Whether two iterations' timings differ, judged by confidence intervals.
+
+    ``ratio`` is the geometric mean over the well-measured cells of
+    time(a)/time(b) (>1: b is faster), with its Student-t CI; ``exponents_overlap``
+    compares the power-law exponents' CIs. ``n_faster``/``n_slower`` count cells
+    where b is faster/slower beyond rounding. ``distinguishable`` is True only if
+    the ratio CI excludes 1 or the exponent CIs are disjoint; ``reason`` says why.
+    """
+
+    a: int
+    b: int
+    min_time_s: float
+    n_cells: int
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    p_value: float
+    exponent_a: tuple[float, float, float]
+    exponent_b: tuple[float, float, float]
+    exponents_overlap: bool
+    n_faster: int
+    n_slower: int
+    distinguishable: bool
+    reason: str
+
+
+def compare_iterations(
+    times: pd.DataFrame, a: int = 2, b: int = 3, min_time_s: float = DEFAULT_MIN_TIME_S, level: float = 0.95,
+) -> IterationComparison:
+    """Do iterations ``a`` and ``b`` differ? Uses only cells where both times are ≥ ``min_time_s``.
+
+    Two tests, both by CI: the geometric-mean ratio of paired cells (t-interval on
+    the log ratios) and the overlap of the power-law exponents' CIs (each fitted on
+    its own cells above the same floor).
+    """
+    sp = speedups(times, a, b)
+    well = sp[(sp["time_num_s"] >= min_time_s) & (sp["time_den_s"] >= min_time_s)]
+    n = len(well)
+    if n < 3:
+        raise ValueError(f"only {n} cells have both times ≥ {min_time_s} s; cannot compare")
+    d = np.log(well["speedup"].to_numpy())
+    m, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(n))
+    t = stats.t.ppf(0.5 + level / 2, n - 1)
+    p = float(2 * stats.t.sf(abs(m) / se, n - 1)) if se > 0 else (0.0 if m != 0 else 1.0)
+    fits = fit_power_laws(times, min_time_s, level)
+    fa, fb = fits[a], fits[b]
+    overlap = fa.overlaps(fb)
+    lo, hi = float(np.exp(m - t * se)), float(np.exp(m + t * se))
+    ratio_excludes_one = lo > 1 or hi < 1
+    n_faster = int((well["speedup_low"] > 1).sum())
+    n_slower = int((well["speedup_high"] < 1).sum())
+    distinguishable = ratio_excludes_one or not overlap
+    pct = int(round(level * 100))
+    parts = [
+        f"over {n} cells with both times ≥ {min_time_s:g} s, time({a})/time({b}) has geometric mean "
+        f"{np.exp(m):.2f} ({pct} % CI {lo:.2f}–{hi:.2f}, p = {p:.2g}), "
+        + ("which excludes 1" if ratio_excludes_one else "which includes 1"),
+        f"exponents {fa.exponent:.2f} [{fa.exponent_low:.2f}, {fa.exponent_high:.2f}] vs "
+        f"{fb.exponent:.2f} [{fb.exponent_low:.2f}, {fb.exponent_high:.2f}] "
+        + ("overlap" if overlap else "do not overlap"),
+        f"{n_faster} cell(s) faster and {n_slower} slower beyond rounding",
+    ]
+    return IterationComparison(
+        a=a, b=b, min_time_s=float(min_time_s), n_cells=n, ratio=float(np.exp(m)), ratio_low=lo,
+        ratio_high=hi, p_value=p, exponent_a=(fa.exponent, fa.exponent_low, fa.exponent_high),
+        exponent_b=(fb.exponent, fb.exponent_low, fb.exponent_high), exponents_overlap=overlap,
+        n_faster=n_faster, n_slower=n_slower, distinguishable=bool(distinguishable), reason="; ".join(parts),
+    )
+
+
+def comparison_sensitivity(
+    times: pd.DataFrame, floors_s: Sequence[float], a: int = 2, b: int = 3, level: float = 0.95,
+) -> pd.DataFrame:
+    """:func:`compare_iterations` at several floors: floor_s, n_cells, ratio, ratio_low,
+    ratio_high, p_value, exponents_overlap, n_faster, n_slower, distinguishable."""
+    rows = []
+    for floor in floors_s:
+        try:
+            c = compare_iterations(times, a, b, floor, level)
+        except ValueError:
+            continue
+        rows.append({"floor_s": float(floor), "n_cells": c.n_cells, "ratio": c.ratio, "ratio_low": c.ratio_low,
+                     "ratio_high": c.ratio_high, "p_value": c.p_value, "exponents_overlap": c.exponents_overlap,
+                     "n_faster": c.n_faster, "n_slower": c.n_slower, "distinguishable": c.distinguishable})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- USL
+
+def usl_throughput(n: float | np.ndarray, lam: float, sigma: float, kappa: float) -> np.ndarray:
+    """Gunther's USL: ``X(N) = λN / (1 + σ(N−1) + κN(N−1))``."""
+    n = np.asarray(n, dtype=float)
+    return lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+def usl_peak(sigma: float, kappa: float) -> float:
+    """``N* = sqrt((1 − σ)/κ)``; ``inf`` when κ = 0 (no peak)."""
+    if kappa <= 0:
+        return math.inf
+    return math.sqrt(max(1 - sigma, 0.0) / kappa)
+
+
+@dataclass(frozen=True)
+class USLFit:
+    """A Universal Scalability Law fit of throughput against N.
+
+    Point estimates with covariance standard errors (``*_se``) and bootstrap
+    percentile intervals (``*_low``/``*_high``, residual bootstrap in log space).
+    ``n_star`` is None when κ = 0. ``kappa_identifiable`` is False when the κ
+    interval reaches 0 or the data stop before half the estimated peak;
+    ``retrograde`` is True when throughput falls within the measured range
+    (N* below the largest N). ``rms_log_resid`` measures the fit in log units;
+    ``adequate`` is False when it exceeds ``max_rms_log`` (the law does not
+    describe the data). ``at_bounds`` names parameters stuck at a bound (their
+    covariance SE is then meaningless). ``note`` says all of it in words.
+    """
+
+    lam: float
+    sigma: float
+    kappa: float
+    lam_se: float
+    sigma_se: float
+    kappa_se: float
+    lam_low: float
+    lam_high: float
+    sigma_low: float
+    sigma_high: float
+    kappa_low: float
+    kappa_high: float
+    n_star: float | None
+    n_star_low: float | None
+    n_star_high: float | None
+    n_min: float
+    n_max: float
+    n_points: int
+    kappa_identifiable: bool
+    retrograde: bool
+    rms_log_resid: float
+    adequate: bool
+    at_bounds: tuple[str, ...]
+    note: str
+
+    def predict(self, n: float | np.ndarray) -> np.ndarray:
+        """Fitted throughput at N."""
+        return usl_throughput(n, self.lam, self.sigma, self.kappa)
+
+    def as_dict(self) -> dict[str, object]:
+        """σ, κ, λ, N* and the flags as plain values (for findings)."""
+        return {"sigma": self.sigma, "kappa": self.kappa, "lambda": self.lam, "n_star": self.n_star,
+                "kappa_identifiable": self.kappa_identifiable, "retrograde": self.retrograde,
+                "adequate": self.adequate}
+
+
+def _usl_fit_once(n: np.ndarray, x: np.ndarray, p0: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares on log throughput (relative errors), σ ∈ [0, 1], κ ≥ 0, λ > 0.
+
+    Tries several starting points (or only ``p0`` when given) and keeps the best.
+    """
+
+    def logusl(nn: np.ndarray, loglam: float, s: float, k: float) -> np.ndarray:
+        return loglam + np.log(nn) - np.log1p(s * (nn - 1) + k * nn * (nn - 1))
+
+    y = np.log(x)
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    lam0 = float(np.log(np.max(x / n)))
+    starts = [np.asarray(p0, dtype=float)] if p0 is not None else [
+        np.array([lam0, s0, k0]) for s0, k0 in ((0.01, 1e-4), (0.1, 1e-2), (0.5, 1.0), (0.9, 100.0))]
+    for start in starts:
+        start = np.clip(start, [-np.inf, 0, 0], [np.inf, 1, np.inf])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                p, cov = optimize.curve_fit(logusl, n, y, p0=start,
+                                            bounds=([-np.inf, 0, 0], [np.inf, 1, np.inf]), maxfev=20000)
+            except (RuntimeError, ValueError):
+                continue
+        sse = float(np.sum((y - logusl(n, *p)) ** 2))
+        if best is None or sse < best[0]:
+            best = (sse, p, cov)
+    if best is None:
+        raise ValueError("the USL fit did not converge from any starting point")
+    return best[1], best[2]
+
+
+def fit_usl(
+    n: Sequence[float] | np.ndarray,
+    throughput: Sequence[float] | np.ndarray,
+    n_boot: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+    max_rms_log: float = 0.25,
+) -> USLFit:
+    """Fit the USL to throughput against N (≥ 4 distinct N) with honest uncertainty.
+
+    Fitted on log throughput (relative errors, as timings are), with σ ∈ [0, 1],
+    κ ≥ 0 and λ free (not forced to X(1)). Intervals come from ``n_boot``
+    residual-bootstrap refits; SEs from the fit's covariance.
+    """
+    nn = np.asarray(n, dtype=float)
+    xx = np.asarray(throughput, dtype=float)
+    ok = np.isfinite(nn) & np.isfinite(xx) & (nn > 0) & (xx > 0)
+    nn, xx = nn[ok], xx[ok]
+    if np.unique(nn).size < 4:
+        raise ValueError(f"the USL has 3 parameters; need at least 4 distinct N with positive throughput, "
+                         f"got {np.unique(nn).size}")
+    p, cov = _usl_fit_once(nn, xx)
+    fitted = p[0] + np.log(nn) - np.log1p(p[1] * (nn - 1) + p[2] * nn * (nn - 1))
+    resid = np.log(xx) - fitted
+    rms = float(np.sqrt(np.mean(resid**2)))
+    with np.errstate(invalid="ignore"):
+        se = np.sqrt(np.abs(np.diag(cov))) if np.all(np.isfinite(cov)) else np.full(3, np.nan)
+    lam, sigma, kappa = float(np.exp(p[0])), float(p[1]), float(p[2])
+    sigma = 0.0 if sigma < 1e-12 else sigma  # solver round-off at the σ = 0 bound
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(max(0, n_boot)):
+        y_b = fitted + rng.choice(resid, size=resid.size, replace=True)
+        try:
+            pb, _ = _usl_fit_once(nn, np.exp(y_b), p0=p)
+        except ValueError:
+            continue
+        boots.append(pb)
+    q = (0.5 - level / 2, 0.5 + level / 2)
+    if len(boots) >= 20:
+        b = np.array(boots)
+        lam_lo, lam_hi = np.exp(np.quantile(b[:, 0], q))
+        s_lo, s_hi = np.quantile(b[:, 1], q)
+        k_lo, k_hi = np.quantile(b[:, 2], q)
+        stars = np.array([usl_peak(s, k) for s, k in b[:, 1:]])
+        ns_lo, ns_hi = np.quantile(stars, q)
+    else:
+        lam_lo = lam_hi = s_lo = s_hi = k_lo = k_hi = ns_lo = ns_hi = float("nan")
+    n_star = usl_peak(sigma, kappa)
+    tol = 1e-9
+    at_bounds = tuple(name for name, v, lo, hi in (("sigma", sigma, 0, 1), ("kappa", kappa, 0, np.inf))
+                      if abs(v - lo) < tol or abs(v - hi) < tol)
+    n_max, n_min = float(nn.max()), float(nn.min())
+    reaches_peak = math.isfinite(n_star) and n_max >= n_star / 2
+    interval_clear_of_zero = bool(np.isfinite(k_lo) and k_lo > 1e-6 * kappa)
+    kappa_identifiable = bool(kappa > 0 and interval_clear_of_zero and reaches_peak)
+    retrograde = bool(math.isfinite(n_star) and n_star < n_max)
+    adequate = rms <= max_rms_log
+    notes = []
+    if not kappa_identifiable:
+        why = []
+        if kappa <= 0 or not interval_clear_of_zero:
+            why.append(f"its {int(level * 100)} % interval reaches 0")
+        if not reaches_peak:
+            why.append(f"the data stop at N = {n_max:g}, well before the implied peak"
+                       + (f" N* ≈ {n_star:.3g}" if math.isfinite(n_star) else " (none)"))
+        notes.append("κ is not identifiable: " + " and ".join(why))
+    if retrograde:
+        notes.append(f"retrograde: throughput peaks at N* = {n_star:.3g} and falls beyond it "
+                     f"({'before the first added unit' if n_star < max(n_min, 1) + 1 else 'inside the measured range'})")
+    if at_bounds:
+        notes.append(f"{', '.join(at_bounds)} at a bound (covariance SE not meaningful there)")
+    if not adequate:
+        notes.append(f"poor fit: RMS log residual {rms:.2f} (> {max_rms_log}); the USL does not describe these data")
+    finite = np.isfinite
+    return USLFit(
+        lam=lam, sigma=sigma, kappa=kappa, lam_se=float(lam * se[0]), sigma_se=float(se[1]), kappa_se=float(se[2]),
+        lam_low=float(lam_lo), lam_high=float(lam_hi), sigma_low=float(s_lo), sigma_high=float(s_hi),
+        kappa_low=float(k_lo), kappa_high=float(k_hi),
+        n_star=float(n_star) if math.isfinite(n_star) else None,
+        n_star_low=float(ns_lo) if finite(ns_lo) else None, n_star_high=float(ns_hi) if finite(ns_hi) else None,
+        n_min=n_min, n_max=n_max, n_points=int(nn.size), kappa_identifiable=kappa_identifiable,
+        retrograde=retrograde, rms_log_resid=rms, adequate=bool(adequate), at_bounds=at_bounds,
+        note="; ".join(notes) if notes else "σ and κ identified; the peak lies within or near the data",
+    )
+
+
+def cores_throughput(cores: pd.DataFrame, banks: int = 8, clients_per_bank: int = 10,
+                     min_time_s: float = RESOLUTION_S) -> pd.DataFrame:
+    """Throughput of a fixed demand against cores: adds ``transfers`` (the fixed demand,
+    clients × (clients − 1)), ``throughput_per_s`` (transfers / time_s; NaN when
+    time_s < ``min_time_s``) and ``below_floor``."""
+    cores = _plain(cores)
+    clients = banks * clients_per_bank
+    df = cores.copy()
+    df["transfers"] = clients * (clients - 1)
+    below = df["time_s"] < min_time_s
+    df["throughput_per_s"] = np.where(below, np.nan, df["transfers"] / df["time_s"].where(~below, 1.0))
+    df["below_floor"] = below
+    return df
+
+
+def usl_by_iteration(thr: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[int, USLFit]:
+    """:func:`fit_usl` of ``throughput_per_s`` against ``cores`` for each iteration."""
+    thr = _plain(thr)
+    out = {}
+    for it, g in thr.groupby("iteration", sort=True):
+        g = g[g["throughput_per_s"].notna()]
+        out[int(it)] = fit_usl(g["cores"], g["throughput_per_s"], n_boot=n_boot, seed=seed)
+    return out
+
+
+def usl_table(fits: dict[int, USLFit]) -> pd.DataFrame:
+    """USL fits as a frame: iteration, lam_per_s, sigma, sigma_low, sigma_high, kappa, kappa_low,
+    kappa_high, n_star, kappa_identifiable, retrograde, rms_log_resid, adequate, note."""
+    return pd.DataFrame([
+        {"iteration": k, "lam_per_s": f.lam, "sigma": f.sigma, "sigma_low": f.sigma_low, "sigma_high": f.sigma_high,
+         "kappa": f.kappa, "kappa_low": f.kappa_low, "kappa_high": f.kappa_high, "n_star": f.n_star,
+         "kappa_identifiable": f.kappa_identifiable, "retrograde": f.retrograde,
+         "rms_log_resid": f.rms_log_resid, "adequate": f.adequate, "note": f.note}
+        for k, f in fits.items()
+    ])
+
+
+def time_growth_exponent(cores: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S) -> dict[int, PowerLawFit]:
+    """How fast time grows with the cores column: ``time_s ∝ cores^b`` per iteration.
+
+    The USL's response time ``R(N) = (1 + σ(N−1) + κN(N−1))/λ`` grows at most like
+    N², so an exponent well above 2 is a growth the USL cannot represent.
+    """
+    cores = _plain(cores)
+    return {int(it): fit_power_law(g["cores"], g["time_s"], min_time_s, label=f"iteration {it}")
+            for it, g in cores.groupby("iteration", sort=True)}
+
+
+def demand_hypotheses(
+    cores: pd.DataFrame,
+    fits: dict[int, PowerLawFit],
+    fixed_clients: int = 80,
+    clients_per_core: int = 8,
+    min_time_s: float = DEFAULT_MIN_TIME_S,
+) -> pd.DataFrame:
+    """Test two readings of the cores table against the grid's power laws.
+
+    - ``fixed demand``: every column runs ``fixed_clients`` clients, so the grid fit
+      predicts one constant time per iteration;
+    - ``demand grows``: column N actually ran ``clients_per_core × N`` clients (what
+      the table looks like if the loop variable changed the workload), so the grid
+      fit predicts ``a · (8N(8N − 1))^b``.
+
+    Only cells with time ≥ ``min_time_s`` count. Columns: iteration, hypothesis,
+    n_cells, rms_log_error (natural-log units), median_ratio (observed / predicted),
+    within_2x (share of cells within a factor 2 of the prediction).
+    """
+    cores = _plain(cores)
+    rows = []
+    for it, g in cores.groupby("iteration", sort=True):
+        g = g[g["time_s"] >= min_time_s]
+        if g.empty or int(it) not in fits:
+            continue
+        f = fits[int(it)]
+        clients = {"fixed demand": np.full(len(g), float(fixed_clients)),
+                   "demand grows": clients_per_core * g["cores"].to_numpy(dtype=float)}
+        for hyp, c in clients.items():
+            pred = f.predict_s(c * (c - 1))
+            lr = np.log(g["time_s"].to_numpy() / pred)
+            rows.append({"iteration": int(it), "hypothesis": hyp, "n_cells": int(len(g)),
+                         "rms_log_error": float(np.sqrt(np.mean(lr**2))),
+                         "median_ratio": float(np.exp(np.median(lr))),
+                         "within_2x": float(np.mean(np.abs(lr) <= np.log(2)))})
+    return pd.DataFrame(rows)
+
+
+def demand_predictions(
+    cores: pd.DataFrame,
+    fits: dict[int, PowerLawFit],
+    fixed_clients: int = 80,
+    clients_per_core: int = 8,
+) -> pd.DataFrame:
+    """Per cores-table cell, the grid power law's predicted time under both readings
+    (see :func:`demand_hypotheses`). Columns: iteration, cores, time_s,
+    fixed_demand_s, demand_grows_s."""
+    cores = _plain(cores)
+    rows = []
+    for _, r in cores.iterrows():
+        it = int(r["iteration"])
+        if it not in fits:
+            continue
+        c = clients_per_core * float(r["cores"])
+        rows.append({"iteration": it, "cores": int(r["cores"]), "time_s": float(r["time_s"]),
+                     "fixed_demand_s": float(fits[it].predict_s(fixed_clients * (fixed_clients - 1))),
+                     "demand_grows_s": float(fits[it].predict_s(c * (c - 1)))})
+    return pd.DataFrame(rows)
+
+
+def power_law_lines(fits: dict[int, PowerLawFit], points: int = 50) -> pd.DataFrame:
+    """Fitted curves for drawing over each fit's own range of work: iteration, work, time_s."""
+    parts = []
+    for k, f in fits.items():
+        w = np.geomspace(f.work_min, f.work_max, points)
+        parts.append(pd.DataFrame({"iteration": k, "work": w, "time_s": f.predict_s(w)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def usl_curves(fits: dict[int, USLFit], n_min: float, n_max: float, points: int = 100) -> pd.DataFrame:
+    """Fitted USL throughput for drawing: iteration, n, throughput_per_s."""
+    n = np.linspace(n_min, n_max, points)
+    return pd.concat([pd.DataFrame({"iteration": k, "n": n, "throughput_per_s": f.predict(n)})
+                      for k, f in fits.items()], ignore_index=True)
+
+
+def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S) -> pd.DataFrame:
+    """Cells of the cores table that have a grid cell with the same client count (8 × N).
+
+    Columns: iteration, cores, clients, time_s (cores table), grid_time_s (mean of the
+    grid cells with that many clients), ratio (time_s / grid_time_s), both_measured
+    (both ≥ ``min_time_s``).
+    """
+    cores = _plain(cores)
+    times = _plain(times)
+    g = times.groupby(["iteration", "clients"], as_index=False)["time_s"].mean().rename(
+        columns={"time_s": "grid_time_s"})
+    c = cores.copy()
+    c["clients"] = 8 * c["cores"]
+    m = c.merge(g, on=["iteration", "clients"], how="inner")
+    m["ratio"] = m["time_s"] / m["grid_time_s"]
+    m["both_measured"] = (m["time_s"] >= min_time_s) & (m["grid_time_s"] >= min_time_s)
+    return m[["iteration", "cores", "clients", "time_s", "grid_time_s", "ratio", "both_measured"]]
+
+
+# --------------------------------------------------------------------------- lines of code
+
+def loc_summary(loc: pd.DataFrame) -> pd.DataFrame:
+    """Per iteration: actors, total_lines, mean_lines_per_actor, max_lines, total_change_pct
+    (against the first iteration), mean_change_pct."""
+    loc = _plain(loc)
+    g = loc.groupby("iteration", sort=True)["lines"]
+    df = pd.DataFrame({"actors": g.size(), "total_lines": g.sum(), "mean_lines_per_actor": g.mean(),
+                       "max_lines": g.max()}).reset_index()
+    first = df.iloc[0]
+    df["total_change_pct"] = 100 * (df["total_lines"] / first["total_lines"] - 1)
+    df["mean_change_pct"] = 100 * (df["mean_lines_per_actor"] / first["mean_lines_per_actor"] - 1)
+    return df
+
+
+# --------------------------------------------------------------------------- bottlenecks
+
+RUN_KEYS = ("iteration", "banks", "clients_per_bank", "repeat")
+
+
+def kind_shares(actors: pd.DataFrame) -> pd.DataFrame:
+    """Per run and actor kind: actors, received, sent, busy_s, work and each kind's share of the
+    run's totals (received_share, busy_share, work_share), plus the busiest single actor's
+    values (max_received, max_busy_s, max_work, max_peak_mailbox, max_peers)."""
+    actors = _plain(actors)
+    keys = list(RUN_KEYS)
+    g = actors.groupby(keys + ["kind"], sort=True)
+    df = g.agg(actors=("actor", "size"), received=("received", "sum"), sent=("sent", "sum"),
+               busy_s=("busy_s", "sum"), work=("work", "sum"), max_received=("received", "max"),
+               max_busy_s=("busy_s", "max"), max_work=("work", "max"), max_peak_mailbox=("peak_mailbox", "max"),
+               max_peers=("peers", "max")).reset_index()
+    for col in ("received", "busy_s", "work"):
+        tot = df.groupby(keys)[col].transform("sum")
+        df[f"{col}_share"] = np.where(tot > 0, df[col] / tot.where(tot > 0, 1), 0.0)
+    return df
+
+
+def bottlenecks(actors: pd.DataFrame, by: str = "work") -> pd.DataFrame:
+    """The bottleneck actor of each run: the single actor with the largest ``by``
+    (``work``: messages handled + sent + state entries examined, counted, so
+    independent of the machine and of the instrumentation; ``busy_s``: measured
+    time spent handling messages; ``received``: messages handled).
+
+    An actor handles its mailbox one message at a time, so the busiest actor bounds
+    the run. Columns: iteration, banks, clients_per_bank, repeat, transfers, actor,
+    kind, value (its ``by``), share (of the run's total), runner_up_kind (kind of
+    the busiest actor of another kind), dominance (value / runner-up value).
+    """
+    actors = _plain(actors)
+    if by not in actors.columns:
+        raise ValueError(f"unknown metric {by!r}; one of busy_s, work, received")
+    rows = []
+    for key, g in actors.groupby(list(RUN_KEYS), sort=True):
+        top = g.loc[g[by].idxmax()]
+        others = g[g["kind"] != top["kind"]]
+        ru = others.loc[others[by].idxmax()] if not others.empty else None
+        total = float(g[by].sum())
+        rows.append({
+            **dict(zip(RUN_KEYS, key, strict=True)),
+            "transfers": int(g["transfers"].iloc[0]) if "transfers" in g else None,
+            "actor": top["actor"], "kind": top["kind"], "value": float(top[by]),
+            "share": float(top[by]) / total if total > 0 else float("nan"),
+            "runner_up_kind": None if ru is None else ru["kind"],
+            "dominance": (float(top[by]) / float(ru[by])) if ru is not None and ru[by] > 0 else float("inf"),
+        })
+    return pd.DataFrame(rows)
+
+
+def bottleneck_by_iteration(actors: pd.DataFrame, by: str = "work") -> dict[int, str]:
+    """The bottleneck actor kind of each iteration, read from its largest run (most transfers;
+    ties broken by the majority kind over that size's repeats)."""
+    b = bottlenecks(actors, by)
+    out = {}
+    for it, g in b.groupby("iteration", sort=True):
+        big = g[g["transfers"] == g["transfers"].max()]
+        out[int(it)] = str(big["kind"].mode().sort_values().iloc[0])
+    return out
+
+
