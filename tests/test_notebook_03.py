@@ -1,0 +1,61 @@
+"""Notebook 03 on its bundled data, and on a regenerated fleet with other knobs (plus a live probe)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.report import execute_notebook
+from workbench.sim.fleet import simulate_fleet
+
+ROOT = Path(__file__).resolve().parent.parent
+NB = ROOT / "notebooks" / "03_readahead_amplification.ipynb"
+
+
+def _run(tmp_path: Path, params: dict) -> dict:
+    res = execute_notebook(NB, params, out_dir=tmp_path, render=False)
+    assert res.status == "ok", res.error
+    return {k: v.value for k, v in res.findings.items()}
+
+
+@pytest.mark.slow
+def test_bundled_data_reproduces_the_investigation(tmp_path: Path) -> None:
+    f = _run(tmp_path, {})
+    assert f["anchor"] == "cephfs_metrics:read/total_sz_bytes"
+    assert f["read_ahead_kb"] == 8192
+    assert 11 <= f["amplification"] <= 15
+    assert 127 <= f["fetched_per_read_kib"] <= 167
+    assert 0.5 <= f["fetched_per_request_mib"] <= 0.8
+    assert 28 <= f["read_write_ratio"] <= 34
+    assert 4 <= f["private_over_public_rx"] <= 12
+    assert 15 <= f["private_rx_over_tx"] <= 23
+    assert f["profiler_vs_anchor_ratio"] == pytest.approx(1 / 30, rel=0.15)
+    assert f["disagreeing_instruments"] == ["profiler @ ceph_readahead"]
+    assert f["reconciliation_max_rel_diff"] <= 0.06
+    assert f["anchor_resets"] >= 1
+    assert f["cache_trap_demand_mib"] > 100 * f["cache_trap_fetched_mib"]
+    assert f["top_demand_file_cache_hit_pct"] > 90 > f["other_files_cache_hit_pct"]
+    assert 3.5 <= f["other_state_bytes_per_request_mib"] <= 6
+    lo, hi = f["other_state_read_rate_mib_s"]
+    assert 5 <= lo <= hi <= 12
+    assert all(v < 2 for v in f["prediction"].values())
+    assert f["openat_coverage_pct"] < 50
+    lab = f["lab_amplification_by_advice"]
+    assert lab["normal"] > lab["random"]
+    assert f["lab_reconciliation_max_rel_diff"] <= 0.05 or f["lab_disagreeing"]
+
+
+@pytest.mark.slow
+def test_findings_follow_the_generator_and_live_probe_runs(tmp_path: Path) -> None:
+    sim = simulate_fleet(tmp_path / "sim", read_ahead_kb=128, profiler_early_fraction=0.1, write_kib_per_request=52.0)
+    f = _run(tmp_path / "out", {"sim_dir": str(sim), "live": True})
+    assert f["read_ahead_kb"] == 128
+    assert 6.5 <= f["amplification"] <= 10
+    assert f["fetched_per_read_kib"] <= 128
+    assert f["profiler_vs_anchor_ratio"] == pytest.approx(0.1, rel=0.1)
+    assert f["disagreeing_instruments"] == ["profiler @ ceph_readahead"]
+    assert f["read_write_ratio"] < 25  # twice the writes per request
+    lab = f["lab_amplification_by_advice"]
+    assert set(lab) == {"normal", "random", "sequential"}
+    if f["lab_environment"]["fstype"] not in ("tmpfs", "ramfs"):
+        assert lab["normal"] > lab["random"]

@@ -1,0 +1,243 @@
+"""bpftrace output: ``@map[key]: value`` lines, ``hist()``/``lhist()`` ASCII histograms, ``-f json``.
+
+:func:`read_bpftrace` detects text or JSON output and returns a :class:`BpftraceOutput`:
+
+- ``maps``: the long counters frame (``source='bpftrace'``, instance = file name, item = map
+  key — multi-keys joined with ``,`` as bpftrace's JSON does —, counter = map name with its
+  ``@``, unit from ``units={"@name": "bytes"}`` else ``''``). ``stats()`` maps give three
+  counters ``@x:count``, ``@x:average``, ``@x:total``.
+- ``hists``: one row per bucket (:data:`HIST_SCHEMA`), bounds half-open ``[lo, hi)`` in the
+  map's value units whatever the input (JSON's inclusive ``min..max`` become ``[min, max+1)``;
+  ``(..., 0)`` has lo = -inf, ``[10, ...)`` hi = +inf; ``K/M/G`` suffixes are powers of 1024).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import pandas as pd
+
+from ..errors import ParseError
+from ..schema import Column, Schema, attach_rejects, validate
+from ._common import Collector, Input, Source, concat, finish, open_inputs
+
+HIST_SCHEMA = Schema(
+    name="bpftrace_hist",
+    doc="Histogram buckets printed by bpftrace hist()/lhist(); one row per bucket.",
+    columns=(
+        Column("instance", "string", doc="input file name"),
+        Column("map", "string", doc="map name with its @"),
+        Column("key", "string", doc="map key ('' for an unkeyed histogram), multi-keys joined by ','"),
+        Column("lo", "float", doc="lower bound, inclusive (value units; -inf for the negative bucket)"),
+        Column("hi", "float", doc="upper bound, exclusive (+inf for the overflow bucket)"),
+        Column("count", "int", "count", "events in the bucket"),
+    ),
+    extra_columns_allowed=False,
+)
+
+
+@dataclass(frozen=True)
+class BpftraceOutput:
+    """Parsed bpftrace output: scalar/keyed maps (long counters frame) and histogram buckets."""
+
+    maps: pd.DataFrame
+    hists: pd.DataFrame
+    attached_probes: int | None
+
+
+_MAP_LINE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>.*)\])?:\s*(?P<rest>.*?)\s*$")
+_STATS = re.compile(r"^count (?P<count>-?\d+), average (?P<average>-?\d+), total (?P<total>-?\d+)$")
+_BUCKET = re.compile(r"^(?P<label>\(\.\.\., [^)]*\)|\[[^\]\)]*[\]\)])\s+(?P<count>\d+)\s+\|[@ ]*\|\s*$")
+_ATTACH = re.compile(r"^Attaching (\d+) probes?\.\.\.\s*$")
+_SUFFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5, "E": 1024**6}
+
+
+def _num(tok: str) -> float:
+    m = re.fullmatch(r"(-?\d+)([KMGTPE]?)", tok.strip())
+    if not m:
+        raise ValueError(tok)
+    return float(int(m[1]) * _SUFFIX[m[2]])
+
+
+def bucket_bounds(label: str) -> tuple[float, float]:
+    """``[lo, hi)`` of a text histogram label such as ``[4K, 8K)``, ``[0]``, ``(..., 0)``, ``[10, ...)``."""
+    if label.startswith("(..., "):
+        return -math.inf, _num(label[6:-1])
+    inner, close = label[1:-1], label[-1]
+    parts = [p.strip() for p in inner.split(",")]
+    lo = _num(parts[0])
+    if len(parts) == 1:
+        return lo, lo + 1
+    if parts[1] == "...":
+        return lo, math.inf
+    hi = _num(parts[1])
+    return lo, hi + 1 if close == "]" else hi
+
+
+def _key(k: str | None) -> str:
+    return "" if k is None else ",".join(p.strip() for p in k.split(","))
+
+
+def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]):
+    rows: list[tuple] = []
+    hist: list[tuple] = []
+    attached = None
+    current: tuple[str, str] | None = None
+    for n, raw in enumerate(inp.text.splitlines(), 1):
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _ATTACH.match(line)
+        if m:
+            attached = int(m[1])
+            continue
+        m = _MAP_LINE.match(line)
+        if m:
+            name, key, rest = "@" + m["name"], _key(m["key"]), m["rest"]
+            unit = units.get(name, "")
+            current = None
+            if rest == "":
+                current = (name, key)
+            elif re.fullmatch(r"-?\d+", rest):
+                rows.append(("bpftrace", inst, key, name, float(int(rest)), unit, "counter"))
+            elif _STATS.match(rest):
+                s = _STATS.match(rest)
+                for f in ("count", "average", "total"):
+                    rows.append(("bpftrace", inst, key, f"{name}:{f}", float(int(s[f])),
+                                 "count" if f == "count" else unit, "counter"))
+            else:
+                col.reject(n, raw, "map value is not an integer nor 'count N, average N, total N'")
+            continue
+        m = _BUCKET.match(line)
+        if m:
+            if current is None:
+                col.reject(n, raw, "histogram bucket outside a '@name:' block")
+                continue
+            try:
+                lo, hi = bucket_bounds(m["label"])
+            except ValueError:
+                col.reject(n, raw, f"cannot read bucket bounds {m['label']!r}")
+                continue
+            hist.append((inst, current[0], current[1], lo, hi, int(m["count"])))
+            continue
+        col.reject(n, raw, "not a bpftrace map, stats or histogram line (printf output?)")
+    return rows, hist, attached
+
+
+def _json_buckets(inst: str, name: str, key: str, buckets, n: int, col: Collector, hist: list) -> None:
+    if not isinstance(buckets, list):
+        col.reject(n, json.dumps(buckets)[:200], "histogram data is not a list of buckets")
+        return
+    for b in buckets:
+        if not isinstance(b, dict) or "count" not in b:
+            col.reject(n, json.dumps(b)[:200], "bucket without a count")
+            continue
+        lo = float(b["min"]) if "min" in b else -math.inf
+        hi = float(b["max"]) + 1 if "max" in b else math.inf
+        hist.append((inst, name, key, lo, hi, int(b["count"])))
+
+
+def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]):
+    rows: list[tuple] = []
+    hist: list[tuple] = []
+    attached = None
+    dec = json.JSONDecoder()
+    text, pos = inp.text, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        n = text.count("\n", 0, pos) + 1
+        try:
+            rec, end = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            stop = text.find("\n", pos)
+            stop = len(text) if stop < 0 else stop
+            col.reject(n, text[pos:stop], f"invalid JSON: {exc.msg}")
+            pos = stop + 1
+            continue
+        pos = end
+        kind = rec.get("type") if isinstance(rec, dict) else None
+        data = rec.get("data") if isinstance(rec, dict) else None
+        if kind == "attached_probes" and isinstance(data, dict):
+            attached = int(data.get("probes", 0))
+            continue
+        if kind not in ("map", "hist", "stats") or not isinstance(data, dict):
+            col.reject(n, json.dumps(rec)[:200], f"record type {kind!r} is not map/hist/stats")
+            continue
+        for name, payload in data.items():
+            unit = units.get(name, "")
+            if kind == "hist":
+                if isinstance(payload, dict):
+                    for key, buckets in payload.items():
+                        _json_buckets(inst, name, _key(key), buckets, n, col, hist)
+                else:
+                    _json_buckets(inst, name, "", payload, n, col, hist)
+            elif kind == "stats":
+                items = payload.items() if payload and all(isinstance(v, dict) for v in payload.values()) \
+                    else [("", payload)]
+                for key, st in items:
+                    for f in ("count", "average", "total"):
+                        if f in st:
+                            rows.append(("bpftrace", inst, _key(key), f"{name}:{f}", float(st[f]),
+                                         "count" if f == "count" else unit, "counter"))
+            elif isinstance(payload, dict):
+                for key, v in payload.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        rows.append(("bpftrace", inst, _key(key), name, float(v), unit, "counter"))
+                    else:
+                        col.reject(n, f"{name}[{key}]: {v!r}", "map value is not a number")
+            elif isinstance(payload, (int, float)) and not isinstance(payload, bool):
+                rows.append(("bpftrace", inst, "", name, float(payload), unit, "counter"))
+            else:
+                col.reject(n, f"{name}: {payload!r}"[:200], "map value is not a number")
+    return rows, hist, attached
+
+
+def parse_bpftrace_maps(inp: Input, col: Collector, units: dict[str, str] | None = None) -> list[tuple]:
+    """Map rows (no histograms) of one bpftrace output, text or JSON; ParseError when none."""
+    inst = PurePath(inp.name).name if not inp.name.startswith("<") else ""
+    parse = _parse_json if inp.text.lstrip().startswith("{") else _parse_text
+    rows, hist, _ = parse(inp, inst, col, units or {})
+    if not rows and not hist:
+        first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
+        raise ParseError(inp.name, 1, first, "no bpftrace map or histogram found")
+    return rows
+
+
+def read_bpftrace(source: Source, *, host: str = "", timestamp: float | None = None,
+                  units: dict[str, str] | None = None, format: str | None = None,
+                  instance: str | None = None, strict: bool = False) -> BpftraceOutput:
+    """Read bpftrace text or ``-f json`` output (detected, or ``format='text'|'json'``).
+
+    Returns :class:`BpftraceOutput` (``maps`` long counters frame, ``hists`` bucket frame,
+    ``attached_probes``). Raises ParseError when an input holds no map at all.
+    """
+    units = units or {}
+    frames, hists, attached = [], [], None
+    all_rej: list = []
+    for inp in open_inputs(source, "bpftrace output"):
+        inst = instance if instance is not None else (
+            PurePath(inp.name).name if not inp.name.startswith("<") else "")
+        col = Collector(inp.name, strict)
+        fmt = format or ("json" if inp.text.lstrip().startswith("{") else "text")
+        if fmt not in ("text", "json"):
+            raise ValueError(f"format must be 'text' or 'json', got {format!r}")
+        rows, hist, att = (_parse_json if fmt == "json" else _parse_text)(inp, inst, col, units)
+        if not rows and not hist:
+            first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
+            raise ParseError(inp.name, 1, first, f"no bpftrace map or histogram found ({fmt} output expected)")
+        attached = att if att is not None else attached
+        frames.append(finish(rows, col.rows, host=host, timestamp=timestamp))
+        hists.extend(hist)
+        all_rej.extend(col.rows)
+    h = pd.DataFrame(hists, columns=["instance", "map", "key", "lo", "hi", "count"])
+    h = h.astype({"lo": "float64", "hi": "float64", "count": "int64"})
+    for c in ("instance", "map", "key"):
+        h[c] = h[c].astype(object)
+    attach_rejects(h, all_rej)
+    return BpftraceOutput(maps=concat(frames), hists=validate(h, HIST_SCHEMA), attached_probes=attached)

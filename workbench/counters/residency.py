@@ -1,0 +1,168 @@
+"""Page-cache residency reports: util-linux ``fincore`` (text, ``-b``, ``-r``, ``-n``, ``-J``) and ``vmtouch``.
+
+Both readers return a frame of :data:`RESIDENCY_SCHEMA`, one row per file (``vmtouch``
+without ``-v`` only prints a total: file ``<total>``). Human sizes (``36K``, ``34.4K``,
+``2M``) are powers of 1024 and rounded by the tool: ``exact`` is False on such rows.
+``resident_bytes`` from ``fincore`` without ``-b`` is pages × ``page_size``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+
+from ..errors import ParseError
+from ..schema import Column, Schema, attach_rejects, validate
+from ._common import Collector, Source, open_inputs
+
+RESIDENCY_SCHEMA = Schema(
+    name="residency",
+    doc="Page-cache residency per file from fincore or vmtouch.",
+    columns=(
+        Column("file", "string", doc="file name as printed ('<total>' for vmtouch's summary)"),
+        Column("resident_pages", "int", "pages", "pages in the page cache"),
+        Column("total_pages", "float", "pages", "pages in the file (NaN when the tool does not say)"),
+        Column("resident_bytes", "float", "bytes", "bytes in the page cache"),
+        Column("size_bytes", "float", "bytes", "file size (NaN when not printed)"),
+        Column("exact", "bool", doc="False when a size was printed rounded (human units)"),
+        Column("tool", "string", doc="fincore or vmtouch"),
+    ),
+    extra_columns_allowed=False,
+)
+
+_HUMAN = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<u>[BKMGTPE]?)(?:i?B)?$")
+_POW = {"": 0, "B": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+
+
+def human_bytes(tok: str) -> tuple[float, bool]:
+    """Bytes of a size token (``4096``, ``36K``, ``34.4K``, ``3B``) and whether it is exact."""
+    tok = tok.strip()
+    if re.fullmatch(r"\d+", tok):
+        return float(tok), True
+    m = _HUMAN.match(tok)
+    if not m:
+        raise ValueError(f"not a size: {tok!r}")
+    exact = m["u"] in ("", "B")
+    return float(m["n"]) * 1024 ** _POW[m["u"]], exact
+
+
+def _frame(rows: list[tuple], rejects: list) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=RESIDENCY_SCHEMA.names())
+    df = df.astype({"resident_pages": "int64", "total_pages": "float64", "resident_bytes": "float64",
+                    "size_bytes": "float64", "exact": "bool"})
+    df["file"] = df["file"].astype(object)
+    df["tool"] = df["tool"].astype(object)
+    attach_rejects(df, rejects)
+    return validate(df, RESIDENCY_SCHEMA)
+
+
+def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False) -> pd.DataFrame:
+    """Read ``fincore`` output (default columns RES PAGES SIZE FILE; text or ``-J``)."""
+    rows: list[tuple] = []
+    rej: list = []
+    for inp in open_inputs(source, "fincore"):
+        col = Collector(inp.name, strict)
+        text = inp.text.strip()
+        if text.startswith("{"):
+            try:
+                doc = json.loads(text)
+                entries = doc["fincore"]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ParseError(inp.name, 1, text[:80], f"expected fincore -J JSON with a 'fincore' list: {exc}") \
+                    from exc
+            for e in entries:
+                try:
+                    pages = int(e["pages"])
+                    size, ex = human_bytes(str(e["size"]))
+                    res, rex = human_bytes(str(e["res"]))
+                    rows.append((str(e["file"]), pages, math.nan, float(pages * page_size), size, ex and rex,
+                                 "fincore"))
+                except (KeyError, ValueError) as exc:
+                    col.reject(0, json.dumps(e), f"fincore entry needs res, pages, size, file: {exc}")
+            rej.extend(col.rows)
+            continue
+        cols = ["RES", "PAGES", "SIZE", "FILE"]
+        got_any = False
+        for n, raw in enumerate(inp.text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            toks = raw.split(None, len(cols) - 1)
+            if toks and toks[0] == "RES":
+                cols = raw.split()
+                if "PAGES" not in cols or "FILE" not in cols:
+                    raise ParseError(inp.name, n, raw, "fincore header must include PAGES and FILE")
+                continue
+            toks = raw.split(None, len(cols) - 1)
+            if len(toks) != len(cols):
+                col.reject(n, raw, f"expected {len(cols)} columns ({' '.join(cols)})")
+                continue
+            rec = dict(zip(cols, toks, strict=True))
+            try:
+                pages = int(rec["PAGES"])
+                size, ex = human_bytes(rec["SIZE"]) if "SIZE" in rec else (math.nan, True)
+                res, rex = human_bytes(rec["RES"]) if "RES" in rec else (float(pages * page_size), True)
+            except ValueError as exc:
+                col.reject(n, raw, str(exc))
+                continue
+            got_any = True
+            rows.append((rec["FILE"], pages, math.nan, float(pages * page_size), size, ex and rex, "fincore"))
+        if not got_any and not col.rows:
+            raise ParseError(inp.name, 1, inp.text[:80], "no fincore rows found")
+        rej.extend(col.rows)
+    return _frame(rows, rej)
+
+
+_VT_SUMMARY = re.compile(r"^\s*Resident Pages:\s+(\d+)/(\d+)\s+(\S+)/(\S+)\s+([\d.]+)%\s*$")
+_VT_BAR = re.compile(r"^\[[Oo ]*\]\s+(\d+)/(\d+)\s*$")
+_VT_KV = re.compile(r"^Files=\d+ .*ResidentPages=(\d+) TotalPages=(\d+) ResidentSize=(\d+) TotalSize=(\d+)")
+
+
+def read_vmtouch(source: Source, *, page_size: int = 4096, strict: bool = False) -> pd.DataFrame:
+    """Read ``vmtouch`` output: the summary, ``-v`` per-file bars and ``-o kv`` lines."""
+    rows: list[tuple] = []
+    rej: list = []
+    for inp in open_inputs(source, "vmtouch"):
+        col = Collector(inp.name, strict)
+        pending: str | None = None
+        found = False
+        # -v redraws its bar with carriage returns: the last drawing on a line wins
+        for n, raw in enumerate(inp.text.split("\n"), 1):
+            line = raw.split("\r")[-1].rstrip() if "\r" in raw.rstrip("\r") else raw.rstrip("\r").rstrip()
+            if "\r" in raw:
+                draws = [d for d in raw.split("\r") if d.strip()]
+                line = draws[-1].rstrip() if draws else ""
+            if not line.strip():
+                continue
+            m = _VT_BAR.match(line)
+            if m:
+                if pending is None:
+                    col.reject(n, raw, "progress bar without a file name line before it")
+                    continue
+                res, tot = int(m[1]), int(m[2])
+                rows.append((pending, res, float(tot), float(res * page_size), math.nan, True, "vmtouch"))
+                pending, found = None, True
+                continue
+            m = _VT_SUMMARY.match(line)
+            if m:
+                res, tot = int(m[1]), int(m[2])
+                rows.append(("<total>", res, float(tot), float(res * page_size), math.nan, True, "vmtouch"))
+                found = True
+                continue
+            m = _VT_KV.match(line)
+            if m:
+                rows.append(("<total>", int(m[1]), float(m[2]), float(m[3]), float(m[4]), True, "vmtouch"))
+                found = True
+                continue
+            if re.match(r"^\s*(Files|Directories|Elapsed|Touched Pages|Evicted Pages):", line):
+                continue  # summary lines with nothing per-file to keep
+            if pending is not None:
+                col.reject(n - 1, pending, "file name line without a residency bar after it")
+            pending = line.strip()
+        if pending is not None:
+            col.reject(0, pending, "file name line without a residency bar after it")
+        if not found:
+            raise ParseError(inp.name, 1, inp.text[:80], "no vmtouch 'Resident Pages:' summary or bar found")
+        rej.extend(col.rows)
+    return _frame(rows, rej)

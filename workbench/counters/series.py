@@ -1,0 +1,282 @@
+"""Snapshot series: many timestamped counter snapshots → one tidy long frame, then deltas and rates.
+
+Two on-disk conventions are read (``scripts/collect_counters.sh`` writes the first):
+
+1. **One log with markers** — each snapshot starts with a marker line, followed by the
+   file's text verbatim::
+
+       #== snapshot ts=1764489600.000 host=fe01 path=/proc/net/dev
+       Inter-|   Receive ...
+
+   ``ts`` is seconds since the epoch; ``host`` and ``path`` must not contain spaces.
+2. **A directory tree** — ``<root>/<host>/<ts>/<absolute path without the leading />``,
+   e.g. ``snap/fe01/1764489600.000/proc/net/dev``; when the first level is already a
+   timestamp, the host is the ``host=`` argument.
+
+The source family is detected from the path (``net/dev``, ``vmstat``, ``diskstats``,
+``<pid>/io``, ``read_ahead_kb``, ``ceph/.../metrics``, ``*.bt.txt``) and otherwise from
+the text. :func:`deltas` turns cumulative counters into per-interval deltas and rates;
+a counter that goes down is **reported** as a ``reset`` (the new value is counted from
+zero) or, when ``wrap_bits`` says the counter is N-bit, as a ``wrap`` — never smoothed away.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParseError
+from ..paths import resolve
+from ..schema import Column, Schema, validate
+from ._common import COUNTERS_SCHEMA, Collector, Input, finish_snapshots
+from .bdi import parse_read_ahead_kb
+from .bpftrace import parse_bpftrace_maps
+from .cephfs import parse_cephfs_metrics
+from .procfs import parse_diskstats, parse_net_dev, parse_pid_io, parse_vmstat
+
+MARKER = re.compile(r"^#== snapshot (?P<fields>.*)$")
+
+DELTAS_SCHEMA = Schema(
+    name="counter_deltas",
+    doc="Per-interval change of each cumulative counter between consecutive snapshots.",
+    columns=(
+        Column("timestamp", "float", "s", "end of the interval, seconds since the epoch"),
+        Column("start_timestamp", "float", "s", "start of the interval"),
+        Column("interval_s", "float", "s", "length of the interval"),
+        Column("host", "string"), Column("source", "string"), Column("instance", "string"),
+        Column("item", "string"), Column("counter", "string"),
+        Column("unit", "string", doc="unit of delta (rate_per_s is unit per second)"),
+        Column("start_value", "float", doc="reading at the start"),
+        Column("value", "float", doc="reading at the end"),
+        Column("delta", "float", doc="increase over the interval, reset/wrap-corrected"),
+        Column("rate_per_s", "float", doc="delta / interval_s"),
+        Column("event", "string", doc="'' normally, 'reset' or 'wrap' when the counter went down"),
+    ),
+)
+
+KEYS = ["host", "source", "instance", "item", "counter"]
+
+
+def _parser_for(path: str, text: str) -> tuple[str, Callable] | None:
+    """(family, per-text parser) for a snapshot's path, else sniffed from its text."""
+    p = path.replace("\\", "/")
+    if p.endswith("net/dev"):
+        return "net_dev", parse_net_dev
+    if p.endswith("vmstat"):
+        return "vmstat", parse_vmstat
+    if p.endswith("diskstats"):
+        return "diskstats", parse_diskstats
+    if re.search(r"(^|/)(\d+|self)/io$", p):
+        return "pid_io", parse_pid_io
+    if p.endswith("read_ahead_kb"):
+        return "bdi", parse_read_ahead_kb
+    if "/ceph/" in p and re.search(r"metrics(/(file|latency|size|caps))?$", p):
+        return "cephfs_metrics", parse_cephfs_metrics
+    if p.endswith((".bt.txt", ".bpftrace", ".bpftrace.txt")):
+        return "bpftrace", parse_bpftrace_maps
+    head = text.lstrip()[:200]
+    if head.startswith("Inter-|"):
+        return "net_dev", parse_net_dev
+    if head.startswith("item "):
+        return "cephfs_metrics", parse_cephfs_metrics
+    if head.startswith(("rchar:", "rchar ")):
+        return "pid_io", parse_pid_io
+    if re.match(r"^nr_\w+ \d+", head):
+        return "vmstat", parse_vmstat
+    if head.startswith(("@", "Attaching")):
+        return "bpftrace", parse_bpftrace_maps
+    return None
+
+
+def _load_one(name: str, path: str, text: str, host: str, ts: float, strict: bool,
+              rows: list, rejects: list, line_offset: int = 0) -> None:
+    """Parse one snapshot's text and append its rows, prefixed with (timestamp, host).
+
+    Rejected lines are reported against ``name`` at ``line_offset`` + their line in the snapshot.
+    """
+    found = _parser_for(path, text)
+    if found is None:
+        if strict:
+            raise ParseError(name, line_offset or None, path, "cannot tell which counter file this is")
+        rejects.append((name, line_offset, path, f"cannot tell which counter file {path!r} is"))
+        return
+    family, parser = found
+    col = Collector(name, strict=False)
+    kwargs = {}
+    if family == "cephfs_metrics":
+        kwargs["instance"] = next((part for part in PurePosixPath(path).parts if ".client" in part), "")
+    try:
+        got = parser(Input(path, text), col, **kwargs)
+    except ParseError as exc:
+        if strict:
+            raise ParseError(name, line_offset + (exc.line or 0), exc.text, exc.reason) from None
+        rejects.append((name, line_offset + (exc.line or 0), exc.text, exc.reason))
+        return
+    bad = [(name, line_offset + line, t, reason) for _, line, t, reason in col.rows]
+    if strict and bad:
+        raise ParseError(*bad[0])
+    rows.extend((ts, host, *r) for r in got)
+    rejects.extend(bad)
+
+
+def _parse_fields(s: str) -> dict[str, str]:
+    return dict(kv.split("=", 1) for kv in s.split() if "=" in kv)
+
+
+def _from_log(inp: Input, host: str | None, strict: bool, rows: list, rejects: list) -> None:
+    lines = inp.text.splitlines(keepends=True)
+    current: dict[str, str] | None = None
+    start = 0
+    body: list[str] = []
+
+    def flush() -> None:
+        if current is None:
+            return
+        try:
+            ts = float(current["ts"])
+            path = current["path"]
+        except (KeyError, ValueError):
+            rejects.append((inp.name, start, "", "snapshot marker needs ts=<seconds> and path=<path>"))
+            if strict:
+                raise ParseError(inp.name, start, "", "snapshot marker needs ts=<seconds> and path=<path>") \
+                    from None
+            return
+        _load_one(inp.name, path, "".join(body), current.get("host", host or ""), ts,
+                  strict, rows, rejects, line_offset=start)
+
+    for n, line in enumerate(lines, 1):
+        m = MARKER.match(line.rstrip("\n"))
+        if m:
+            flush()
+            current, start, body = _parse_fields(m["fields"]), n, []
+        elif current is None:
+            if line.strip():
+                rejects.append((inp.name, n, line.rstrip("\n"), "text before the first '#== snapshot' marker"))
+                if strict:
+                    raise ParseError(inp.name, n, line, "text before the first '#== snapshot' marker")
+        else:
+            body.append(line)
+    flush()
+
+
+def _is_ts(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def _from_dir(root: Path, host: str | None, strict: bool, rows: list, rejects: list) -> None:
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    if not files:
+        raise FileNotFoundError(f"{root}: no snapshot files")
+    for f in files:
+        rel = f.relative_to(root).parts
+        if len(rel) >= 2 and _is_ts(rel[0]):
+            h, ts, rest = host or "", float(rel[0]), rel[1:]
+        elif len(rel) >= 3 and _is_ts(rel[1]):
+            h, ts, rest = rel[0], float(rel[1]), rel[2:]
+        else:
+            rejects.append((str(f), 0, "", "path is not <host>/<ts>/<path> nor <ts>/<path>"))
+            if strict:
+                raise ParseError(str(f), None, "", "path is not <host>/<ts>/<path> nor <ts>/<path>")
+            continue
+        text = f.read_bytes().decode("utf-8", errors="replace")
+        _load_one(str(f), "/" + "/".join(rest), text, h, ts, strict, rows, rejects)
+
+
+def read_series(source: str | os.PathLike | list, *, host: str | None = None,
+                strict: bool = False) -> pd.DataFrame:
+    """Read snapshot series (marker logs, snapshot directories, or a list of them) into one long frame.
+
+    Returns the long counters frame (:data:`COUNTERS_SCHEMA`) sorted by timestamp; inputs
+    that could not be read are in ``attrs['rejects']`` (``strict=True`` raises instead).
+    """
+    items = source if isinstance(source, list) else [source]
+    rows: list[tuple] = []
+    rejects: list = []
+    for it in items:
+        if isinstance(it, str) and "\n" in it:
+            _from_log(Input("<text>", it), host, strict, rows, rejects)
+            continue
+        p = resolve(it)
+        if p.is_dir():
+            logs = sorted(p.glob("*.snapshots"))
+            if logs:
+                for lg in logs:
+                    _from_log(Input(str(lg), lg.read_text(errors="replace")), host, strict, rows, rejects)
+            else:
+                _from_dir(p, host, strict, rows, rejects)
+        else:
+            _from_log(Input(str(p), p.read_text(errors="replace")), host, strict, rows, rejects)
+    out = finish_snapshots(rows, rejects)
+    rej = out.attrs["rejects"]
+    out = out.sort_values(["timestamp", *KEYS], kind="stable").reset_index(drop=True)
+    out.attrs = {"rejects": rej}
+    return validate(out, COUNTERS_SCHEMA)
+
+
+def deltas(frame: pd.DataFrame, *, wrap_bits: int | dict[str, int] | None = None) -> pd.DataFrame:
+    """Per-interval deltas and rates of the cumulative counters (``kind == 'counter'``) in a series.
+
+    ``wrap_bits`` (an int, or a dict source → bits such as ``{"net_dev": 32}``) declares
+    counters that wrap: a decrease is then a ``wrap`` and the delta adds ``2**bits``.
+    Any other decrease is a ``reset``: the delta is the new value (counted from zero).
+    Returns :data:`DELTAS_SCHEMA`; ``attrs['events']`` lists every reset and wrap.
+    """
+    validate(frame, COUNTERS_SCHEMA)
+    c = frame[(frame["kind"] == "counter") & frame["timestamp"].notna()]
+    c = c.sort_values([*KEYS, "timestamp"], kind="stable")
+    g = c.groupby(KEYS, sort=False)
+    prev_v = g["value"].shift(1)
+    prev_t = g["timestamp"].shift(1)
+    d = c.assign(start_value=prev_v, start_timestamp=prev_t)
+    d = d[d["start_value"].notna()].copy()
+    raw = d["value"] - d["start_value"]
+    event = np.where(raw < 0, "reset", "")
+    delta = raw.to_numpy(dtype="float64").copy()
+    if wrap_bits is not None:
+        bits = d["source"].map(wrap_bits if isinstance(wrap_bits, dict) else {s: wrap_bits for s in d["source"]})
+        modulus = np.power(2.0, bits.astype("float64").to_numpy())
+        wrapped = (raw.to_numpy() < 0) & np.isfinite(modulus) & (d["start_value"].to_numpy() < modulus)
+        delta = np.where(wrapped, raw.to_numpy() + modulus, delta)
+        event = np.where(wrapped, "wrap", event)
+    reset = event == "reset"
+    delta = np.where(reset, d["value"].to_numpy(), delta)
+    d["delta"] = delta
+    d["event"] = event
+    d["interval_s"] = d["timestamp"] - d["start_timestamp"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d["rate_per_s"] = np.where(d["interval_s"] > 0, d["delta"] / d["interval_s"], math.nan)
+    cols = DELTAS_SCHEMA.names()
+    out = d[cols].reset_index(drop=True)
+    for col in ("host", "source", "instance", "item", "counter", "unit", "event"):
+        out[col] = out[col].astype(object)
+    out.attrs["events"] = out[out["event"] != ""].reset_index(drop=True)
+    return validate(out, DELTAS_SCHEMA)
+
+
+def window_totals(d: pd.DataFrame, start: float | None = None, end: float | None = None) -> pd.DataFrame:
+    """Sum deltas per counter over ``[start, end]`` (intervals wholly inside; None = open).
+
+    Returns columns host, source, instance, item, counter, unit, delta, interval_s,
+    rate_per_s (delta / covered seconds), events (resets + wraps inside the window).
+    """
+    validate(d, DELTAS_SCHEMA)
+    m = pd.Series(True, index=d.index)
+    if start is not None:
+        m &= d["start_timestamp"] >= start - 1e-9
+    if end is not None:
+        m &= d["timestamp"] <= end + 1e-9
+    w = d[m]
+    out = w.groupby([*KEYS, "unit"], sort=True).agg(
+        delta=("delta", "sum"), interval_s=("interval_s", "sum"),
+        events=("event", lambda s: int((s != "").sum()))).reset_index()
+    out["rate_per_s"] = out["delta"] / out["interval_s"].where(out["interval_s"] > 0)
+    return out
