@@ -1,0 +1,102 @@
+"""Latency loaders: one entry point, :func:`read_latency`, for the files people have.
+
+Two kinds of frame come back (``frame.attrs["kind"]``):
+
+**samples** (:data:`SAMPLES_SCHEMA`) — one row per request:
+
+==============  =======  =====================================================
+column          dtype    meaning
+==============  =======  =====================================================
+latency_s       float64  request latency, seconds (always present; NaN where a
+                         plain CSV lists a request with an empty latency: no reply)
+timestamp_s     float64  request (scheduled) start, epoch seconds; seconds from
+                         the run's start when attrs["timestamp_origin"] is
+                         "relative" (hey); absent when the source has no time
+ok              bool     the source's success flag, where it has one
+end_timestamp_s float64  request end, epoch seconds (k6, which stamps the end)
+(others)                 carried through (plain CSV: unchanged)
+==============  =======  =====================================================
+
+**distribution** (:data:`DISTRIBUTION_SCHEMA`) — pre-aggregated histograms or
+percentile tables; ``percentile`` and/or ``count`` are present:
+
+==================  =======  =================================================
+column              dtype    meaning
+==================  =======  =================================================
+latency_s           float64  bucket upper value / percentile value, seconds
+percentile          float64  cumulative percentile 0–100 at latency_s
+count               int64    samples in this bucket (not cumulative)
+cumulative_count    int64    samples <= latency_s
+timestamp_s         float64  epoch seconds of the row (locust)
+interval_start_s    float64  interval start, seconds (hlog; epoch or relative)
+interval_length_s   float64  interval length, seconds (hlog)
+interval_max_s      float64  the log's Interval_Max, taken as ms, in seconds (hlog)
+bucket_start_s      float64  bucket lower edge, seconds (fortio)
+tag                 string   series label (hlog Tag=, NaN when untagged; wrk
+                             block "recorded"/"uncorrected"; locust Name)
+==================  =======  =================================================
+
+Formats (``format=``; detected from content when omitted, extension as a hint):
+
+- ``csv`` → samples. Plain CSV/TSV; latency unit from the column name
+  (``latency_s``/``_ms``/``_us``/``_ns``, also ``elapsed_ms``, ``duration_us``…) or
+  ``unit=``; timestamps ``timestamp_s``, ``ts_ms``, ``time_us``, ``epoch_ns`` or ISO 8601;
+  a unit-less numeric timestamp is read by magnitude (median < 1e11 s, < 1e14 ms,
+  < 1e17 µs, else ns; below 1e8 a unit is required). An empty latency cell is a
+  request without a reply: kept with latency_s NaN (attrs["no_latency"]). Other
+  columns carried, typed as pandas would type them.
+- ``hlog`` → distribution: latency_s, count, cumulative_count, percentile (within
+  the interval), interval_start_s, interval_length_s, tag. Payload unit: ``unit=``,
+  else inferred from decoded max ÷ Interval_Max (which writers print in ms):
+  ≈1e6 → ns, ≈1e3 → µs, ≈1 → ms; otherwise an error asks for ``unit=``.
+  Relative timestamps are shifted by BaseTime / StartTime (attrs["base_time_s"]).
+- ``hgrm`` → distribution: latency_s, percentile (the file's 0–1 fraction × 100),
+  cumulative_count, count. Value column in ms unless ``unit=`` (the HdrHistogram
+  tools' and wrk2's convention).
+- ``wrk`` (wrk and wrk2 text) → distribution: wrk2's detailed spectrum (as hgrm,
+  tag "recorded"/"uncorrected") when printed, else the ``Latency Distribution``
+  percentile lines (latency_s, percentile, tag). Unit suffixes us/ms/s/m/h, where
+  **m is minutes**. Summary numbers in attrs["summary"].
+- ``ghz`` → samples from ``details`` (latency ns, RFC3339 timestamp; ok = no error
+  and status OK; columns status, error); without details a distribution from
+  ``histogram`` (latency_s = bucket mark, count, percentile) or else
+  ``latencyDistribution`` (latency_s, percentile).
+- ``fortio`` → distribution from DurationHistogram.Data: latency_s = bucket End,
+  bucket_start_s, count, percentile (fortio's cumulative Percent); the reported
+  Percentiles in attrs["reported_percentiles_s"].
+- ``k6`` → samples from ``Point`` records of ``http_req_duration`` (ms):
+  timestamp_s = point time − duration (k6 stamps the end), ok from the
+  ``expected_response`` tag, tag columns carried. Other metrics counted in
+  attrs["skipped"].
+- ``locust`` → distribution from stats_history: one row per (second, name,
+  percentile column); percentiles are **cumulative over the run so far** (ms)
+  in a default history file, but cover Locust's ~10 s sliding window in a
+  ``--csv-full-history`` file (attrs["cumulative"], attrs["percentiles_over"]);
+  timestamp_s, tag (Name), request_type, user_count, requests_per_s,
+  failures_per_s, total_request_count, total_failure_count. Rows before the first
+  request (N/A) and empty-window rows are counted in attrs["skipped"].
+- ``jmeter`` → samples: elapsed (ms) → latency_s, timeStamp (epoch ms or date) →
+  timestamp_s, success → ok; Latency/Connect/IdleTime → first_byte_s, connect_s,
+  idle_s; the other columns carried with their JTL names.
+- ``hey`` → samples: response-time (s) → latency_s, offset (s from the run's
+  start) → timestamp_s (relative), status-code → status_code; the phase columns
+  as dns_dialup_s, dns_s, request_write_s, response_delay_s, response_read_s.
+
+Every frame carries attrs "kind", "format", "source", "rejects" (a frame of
+source/line/text/reason for each record that could not be parsed) and "skipped"
+(records that parsed but are not latency records, by what they are).
+``strict=True`` raises :class:`workbench.errors.ParseError` at the first reject.
+
+Big inputs: a plain CSV larger than ``STREAM_BYTES`` (64 MiB) is read in blocks
+of whole records with a byte progress bar; ``cache=True`` keeps each file's result
+as Parquet keyed by its content (``$WORKBENCH_CACHE_DIR/latency``), so a second
+load of the same bytes skips parsing; a list or glob of files shows a progress
+bar over the files and concatenates them with a ``file`` column.
+"""
+from __future__ import annotations
+
+from ._detect import FORMATS
+from ._read import STREAM_BYTES, read_latency
+from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
+
+__all__ = ["DISTRIBUTION_SCHEMA", "FORMATS", "SAMPLES_SCHEMA", "STREAM_BYTES", "read_latency"]

@@ -1,0 +1,93 @@
+"""Recognise a latency file's format from its content (the extension is only a hint)."""
+from __future__ import annotations
+
+import json
+import re
+
+from ._csv import find_latency_column, normalise_name
+from ._table import sniff_delimiter
+
+#: every format name read_latency(format=...) accepts, with what it reads
+FORMATS: dict[str, str] = {
+    "csv": "plain CSV/TSV of samples (latency column with a unit)",
+    "hlog": "HdrHistogram interval log (.hlog)",
+    "hgrm": "HdrHistogram percentile distribution text (.hgrm; also its CSV form)",
+    "wrk": "wrk / wrk2 text output (--latency); wrk2 detected from its content",
+    "ghz": "ghz JSON report (-O json)",
+    "fortio": "fortio JSON result",
+    "k6": "k6 JSON lines (--out json=…)",
+    "locust": "Locust PREFIX_stats_history.csv",
+    "jmeter": "Apache JMeter JTL (CSV)",
+    "hey": "hey CSV (-o csv)",
+}
+ALIASES = {"tsv": "csv", "wrk2": "wrk", "jtl": "jmeter", "hdr": "hgrm", "histogram_log": "hlog", "k6json": "k6"}
+_HLOG_LINE = re.compile(r"^(?:Tag=[^,]*,)?[0-9.eE+-]+,[0-9.eE+-]+,[0-9.eE+-]+,HIST[A-Za-z0-9+/]", re.M)
+_EXT_HINT = {".hlog": "hlog", ".hgrm": "hgrm", ".jtl": "jmeter"}
+
+
+def canonical_format(fmt: str) -> str:
+    f = fmt.strip().lower()
+    f = ALIASES.get(f, f)
+    if f not in FORMATS:
+        raise ValueError(f"unknown latency format {fmt!r}; one of {sorted(FORMATS)} (aliases {sorted(ALIASES)})")
+    return f
+
+
+def _first_lines(text: str, n: int = 40) -> list[str]:
+    out = []
+    for ln in text.splitlines():
+        if ln.strip():
+            out.append(ln)
+            if len(out) >= n:
+                break
+    return out
+
+
+def detect_format(text: str, name: str = "<text>") -> str | None:
+    """The format name for ``text``, or None when nothing matches."""
+    head = _first_lines(text)
+    if not head:
+        return None
+    blob = "\n".join(head)
+    first = head[0].lstrip("\ufeff").strip()
+    if first.startswith("{"):
+        try:
+            obj = json.loads(first)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and obj.get("type") in ("Metric", "Point") and "metric" in obj:
+            return "k6"
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            if "DurationHistogram" in obj:
+                return "fortio"
+            if "latencyDistribution" in obj or "details" in obj or ("rps" in obj and "fastest" in obj):
+                return "ghz"
+        return None
+    for ln in head:
+        if ln.startswith("#"):
+            continue
+        hdr = [normalise_name(h) for h in ln.split(sniff_delimiter(ln))]
+        if hdr[:4] == ["timestamp", "user_count", "type", "name"]:
+            return "locust"
+        if "timestamp" in hdr and "elapsed" in hdr and ("label" in hdr or "success" in hdr):
+            return "jmeter"
+        if hdr and hdr[0] == "response_time" and "dns_dialup" in hdr:
+            return "hey"
+        if find_latency_column(ln.split(sniff_delimiter(ln))) is not None:
+            return "csv"
+        break
+    if _HLOG_LINE.search(blob) or '"StartTimestamp","Interval_Length"' in blob \
+            or "#[Histogram log format version" in blob:
+        return "hlog"
+    if re.search(r"^\s*(Running \S+ test @|Thread Stats\s|Latency Distribution)", blob, re.M):
+        return "wrk"
+    if re.search(r"^\s*\"?Value\"?[\s,]+\"?Percentile\"?[\s,]+\"?TotalCount", blob, re.M):
+        return "hgrm"
+    for ext, fmt in _EXT_HINT.items():
+        if name.lower().endswith(ext):
+            return fmt
+    return None

@@ -1,0 +1,93 @@
+"""ghz JSON reports (``ghz -O json``)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._common import Collector, Input, fail, finish, iso_to_epoch
+from ._json import compact, load_json, number
+from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
+
+_NS = 1e-9
+
+
+def _summary(obj: dict) -> dict:
+    out: dict = {}
+    for k in ("date", "name", "endReason", "count", "rps", "errorDistribution", "statusCodeDistribution", "options"):
+        if k in obj:
+            out[k] = obj[k]
+    for k in ("total", "average", "fastest", "slowest"):
+        v = number(obj.get(k))
+        if v is not None:
+            out[f"{k}_s"] = v * _NS
+    return out
+
+
+def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
+    """Read a ghz JSON report.
+
+    With ``details``: samples (latency_s from integer ns, timestamp_s from RFC 3339,
+    ok = no error and status OK, columns status and error). Without: a distribution
+    from ``histogram`` (latency_s = bucket mark, count, cumulative_count,
+    percentile) or else from ``latencyDistribution`` (latency_s, percentile).
+    attrs: summary (count, rps, total/average/fastest/slowest in s, …) and
+    reported_percentiles_s. Bad entries are rejects with line 0 and the entry's JSON.
+    """
+    obj = load_json(inp, "ghz report")
+    reported = {}
+    for i, e in enumerate(obj.get("latencyDistribution") or []):
+        p, v = (number(e.get("percentage")), number(e.get("latency"))) if isinstance(e, dict) else (None, None)
+        if p is None or v is None:
+            col.reject(0, compact(e), f"latencyDistribution[{i}]: expected percentage and latency (ns) numbers")
+            continue
+        reported[p] = v * _NS
+    attrs = {"summary": _summary(obj), "reported_percentiles_s": reported}
+    details = obj.get("details")
+    if details:
+        rows = []
+        for i, d in enumerate(details):
+            lat = number(d.get("latency")) if isinstance(d, dict) else None
+            if lat is None or lat < 0:
+                col.reject(0, compact(d), f"details[{i}]: expected a non-negative latency in ns")
+                continue
+            err = d.get("error") or ""
+            status = d.get("status") or ""
+            rows.append((i, lat * _NS, d.get("timestamp"), status, err))
+        df = pd.DataFrame(rows, columns=["index", "latency_s", "ts", "status", "error"])
+        ts = iso_to_epoch(df["ts"].astype(object))
+        bad = ts.isna() & df["ts"].notna()
+        for i in df.index[bad]:
+            col.reject(0, compact(details[int(df.at[i, "index"])]),
+                       f"details[{int(df.at[i, 'index'])}]: timestamp is not RFC 3339")
+        df = df[~bad]
+        frame = pd.DataFrame({
+            "timestamp_s": ts[~bad].astype("float64"),
+            "latency_s": df["latency_s"].astype("float64"),
+            "ok": (df["error"].eq("") & df["status"].isin(["OK", ""])).astype(bool),
+            "status": df["status"].astype(object),
+            "error": df["error"].astype(object),
+        })
+        attrs["timestamp_origin"] = "epoch"
+        return finish(frame, SAMPLES_SCHEMA, "samples", "ghz", col, **attrs)
+    hist = obj.get("histogram")
+    if hist:
+        rows = []
+        for i, b in enumerate(hist):
+            m, c = (number(b.get("mark")), b.get("count")) if isinstance(b, dict) else (None, None)
+            if m is None or not isinstance(c, int) or isinstance(c, bool) or c < 0:
+                col.reject(0, compact(b), f"histogram[{i}]: expected mark (s) and a non-negative integer count")
+                continue
+            rows.append((m, c))
+        frame = pd.DataFrame(rows, columns=["latency_s", "count"]).astype({"latency_s": "float64", "count": "int64"})
+        frame["cumulative_count"] = frame["count"].cumsum().astype("int64")
+        total = int(frame["count"].sum())
+        frame["percentile"] = (100.0 * frame["cumulative_count"] / total) if total else np.nan
+        frame["percentile"] = frame["percentile"].astype("float64")
+        return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="histogram", **attrs)
+    if reported:
+        frame = pd.DataFrame({"latency_s": list(reported.values()), "percentile": list(reported.keys())},
+                             dtype="float64")
+        return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="latencyDistribution",
+                      **attrs)
+    col.check()
+    raise fail(inp.name, None, "", "ghz report has no details, histogram or latencyDistribution to read")

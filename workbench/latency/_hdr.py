@@ -1,0 +1,313 @@
+"""HdrHistogram interval logs (``.hlog``) and percentile-distribution text (``.hgrm``).
+
+hlog payloads are decoded with the ``hdrhistogram`` package (module ``hdrh``)
+for V2 cookies; V1 payloads (``HISTggAA…``, older jHiccup / HdrHistogram_c) are
+decoded here (zlib + fixed-width big-endian counts), since ``hdrh`` refuses them.
+Unlike ``hdrh.log.HistogramLogReader`` every interval line is returned, including
+those before StartTime and every tag.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import struct
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from ._common import Collector, Input, fail, finish, parse_float, unit_seconds
+from ._schemas import DISTRIBUTION_SCHEMA
+
+_V2_COMPRESSED = 0x1C849304
+_V1_COMPRESSED = 0x1C849302
+_V1_ENCODING = 0x1C849301
+_YEAR_S = 365.25 * 86400
+
+_START_RE = re.compile(r"^#\[StartTime:\s*([0-9.eE+-]+)")
+_BASE_RE = re.compile(r"^#\[BaseTime:\s*([0-9.eE+-]+)")
+_VERSION_RE = re.compile(r"^#\[Histogram log format version\s+([0-9.]+)")
+
+
+def _decode_v1(raw: bytes):
+    """Decode a V1-compressed payload into an hdrh histogram."""
+    from hdrh.histogram import HdrHistogram
+
+    if len(raw) < 8:
+        raise ValueError("payload shorter than its 8-byte header")
+    cookie, length = struct.unpack(">ii", raw[:8])
+    inner = zlib.decompress(raw[8 : 8 + length])
+    if len(inner) < 40:
+        raise ValueError("decompressed V1 payload shorter than its 40-byte header")
+    icookie, plen, nio, digits, lowest, highest, _ratio = struct.unpack(">iiiiqqd", inner[:40])
+    if icookie & ~0xF0 != _V1_ENCODING:
+        raise ValueError(f"inner cookie {icookie:#x} is not a V1 encoding cookie")
+    word = (icookie & 0xF0) >> 4
+    if word not in (2, 4, 8):
+        raise ValueError(f"V1 word size {word} not in 2, 4, 8")
+    if nio != 0:
+        raise ValueError("V1 payload with a normalizing index offset (shifted histogram) is not supported")
+    counts = np.frombuffer(inner[40 : 40 + plen], dtype=f">i{word}")
+    h = HdrHistogram(lowest, highest, digits)
+    if len(counts) > h.counts_len:
+        raise ValueError(f"V1 payload has {len(counts)} counts, more than the histogram's {h.counts_len}")
+    for idx in np.nonzero(counts)[0]:
+        c = int(counts[idx])
+        if c < 0:
+            raise ValueError("negative count in V1 payload")
+        h.record_value(h.get_value_from_index(int(idx)), c)
+    return h
+
+
+def decode_histogram(payload: str):
+    """An hdrh histogram from a base64 payload (V2 via hdrh, V1 here); ValueError otherwise."""
+    from hdrh.histogram import HdrHistogram
+
+    try:
+        raw = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as e:
+        raise ValueError(f"payload is not base64 ({e})") from None
+    if len(raw) < 8:
+        raise ValueError("payload shorter than its 8-byte header")
+    cookie = struct.unpack(">i", raw[:4])[0]
+    base = cookie & ~0xF0
+    if base == _V2_COMPRESSED:
+        try:
+            return HdrHistogram.decode(payload.encode())
+        except Exception as e:  # hdrh raises its own exception classes and zlib.error
+            raise ValueError(f"V2 payload does not decode ({type(e).__name__}: {e})") from None
+    if base == _V1_COMPRESSED:
+        try:
+            return _decode_v1(raw)
+        except (zlib.error, struct.error) as e:
+            raise ValueError(f"V1 payload does not decode ({e})") from None
+    raise ValueError(
+        f"unknown histogram cookie {cookie & 0xFFFFFFFF:#x}; expected a V2 (HISTFAAA…) or V1 (HISTggAA…) "
+        "compressed histogram"
+    )
+
+
+def _infer_unit(maxima: list[tuple[float, float]]) -> str | None:
+    """Payload unit from (decoded max, Interval_Max) pairs, assuming Interval_Max is in ms.
+
+    Uses the interval with the largest Interval_Max. Java/C writers print max/ratio
+    with 3 decimals; Python's ``hdrh`` writes ``max // ratio`` (floored), so an
+    integral Interval_Max m allows the decoded max to reach ratio·(m+1). 12 % slack
+    covers the histogram's bucket resolution.
+    """
+    pairs = [(d, m) for d, m in maxima if m > 0 and d > 0]
+    if not pairs:
+        return None
+    d, m = max(pairs, key=lambda p: p[1])
+    floor_room = (m + 1) / m if float(m).is_integer() else 1.0
+    for unit, ratio in (("ns", 1e6), ("us", 1e3), ("ms", 1.0)):
+        if ratio * 0.88 <= d / m <= ratio * floor_room * 1.12:
+            return unit
+    return None
+
+
+def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.DataFrame:
+    """Read an HdrHistogram interval log; returns a DISTRIBUTION_SCHEMA frame.
+
+    Columns: latency_s (bucket's highest equivalent value), count, cumulative_count
+    and percentile (within the interval), interval_start_s (BaseTime/StartTime
+    added when the log's timestamps are relative), interval_length_s, interval_max_s,
+    tag (NaN for untagged lines). An interval with no samples adds no rows (counted in
+    attrs["empty_intervals"]). attrs: start_time_s, base_time_s, log_format_version,
+    timestamp_origin, latency_unit, unit_rule, intervals, empty_intervals, comments.
+    """
+    start_time = base_time = None
+    version = None
+    comments: list[str] = []
+    parsed: list[tuple[int, str | None, float, float, float, object]] = []
+    saw_legend = False
+    for n, raw in enumerate(inp.text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            if m := _START_RE.match(line):
+                start_time = float(m[1])
+            elif m := _BASE_RE.match(line):
+                base_time = float(m[1])
+            elif m := _VERSION_RE.match(line):
+                version = m[1]
+            comments.append(line)
+            continue
+        if line.startswith('"StartTimestamp"'):
+            saw_legend = True
+            continue
+        fields = line.split(",")
+        tag = None
+        if fields[0].startswith("Tag="):
+            tag = fields[0][4:]
+            fields = fields[1:]
+        if len(fields) != 4:
+            col.reject(n, raw, "expected [Tag=<tag>,]StartTimestamp,Interval_Length,Interval_Max,<payload>")
+            continue
+        nums = [parse_float(f) for f in fields[:3]]
+        if any(v is None for v in nums):
+            col.reject(n, raw, "StartTimestamp, Interval_Length and Interval_Max must be numbers")
+            continue
+        try:
+            h = decode_histogram(fields[3].strip())
+        except ValueError as e:
+            col.reject(n, raw, str(e))
+            continue
+        parsed.append((n, tag, nums[0], nums[1], nums[2], h))
+    if not parsed:
+        col.check()
+        if col.rows:
+            r = col.rows[0]
+            raise fail(inp.name, r[1], r[2], f"no interval could be read; first problem: {r[3]}")
+        if not saw_legend and version is None:
+            raise fail(inp.name, None, "", "not an HdrHistogram log: no legend, version line or interval")
+
+    if unit is None:
+        unit = _infer_unit([(float(h.get_max_value()), mx) for *_, mx, h in parsed])
+        unit_rule = "inferred from decoded max / Interval_Max (Interval_Max in ms)"
+        if unit is None and parsed:
+            raise fail(
+                inp.name, parsed[0][0], "",
+                "cannot tell the histogram's value unit (decoded max / Interval_Max is not ~1e6, 1e3 or 1, "
+                "or every Interval_Max is 0); pass unit='ns'|'us'|'ms'|'s'",
+            )
+    else:
+        unit_rule = "given"
+    scale = unit_seconds(unit or "ns")
+
+    if base_time is not None:
+        base, origin = base_time, "epoch"
+    elif start_time is not None and parsed and parsed[0][2] < start_time - _YEAR_S:
+        base, origin = start_time, "epoch"
+    elif parsed and parsed[0][2] > 1e8:
+        base, origin = 0.0, "epoch"
+    else:
+        base, origin = 0.0, "relative"
+
+    cols: dict[str, list] = {k: [] for k in (
+        "latency_s", "count", "cumulative_count", "percentile",
+        "interval_start_s", "interval_length_s", "interval_max_s", "tag")}
+    for _n, tag, ts, length, mx, h in parsed:
+        total = h.get_total_count()
+        for item in h.get_recorded_iterator():
+            c = int(item.count_added_in_this_iter_step)
+            cols["latency_s"].append(item.value_iterated_to * scale)
+            cols["count"].append(c)
+            cols["cumulative_count"].append(int(item.total_count_to_this_value))
+            cols["percentile"].append(100.0 * item.total_count_to_this_value / total)
+            cols["interval_start_s"].append(base + ts)
+            cols["interval_length_s"].append(length)
+            cols["interval_max_s"].append(mx * 1e-3)
+            cols["tag"].append(tag)
+    frame = pd.DataFrame(cols)
+    for k in ("count", "cumulative_count"):
+        frame[k] = frame[k].astype("int64")
+    for k in ("latency_s", "percentile", "interval_start_s", "interval_length_s", "interval_max_s"):
+        frame[k] = frame[k].astype("float64")
+    frame["tag"] = pd.Series([np.nan if t is None else t for t in cols["tag"]], dtype=object)
+    return finish(
+        frame, DISTRIBUTION_SCHEMA, "distribution", "hlog", col,
+        start_time_s=start_time, base_time_s=base if origin == "epoch" else None,
+        log_format_version=version, timestamp_origin=origin, latency_unit=unit, unit_rule=unit_rule,
+        intervals=len(parsed), empty_intervals=sum(1 for *_, h in parsed if h.get_total_count() == 0),
+        comments=comments,
+    )
+
+
+# --- percentile distribution text -------------------------------------------------------
+
+_HGRM_HEADER_RE = re.compile(r'^\s*"?Value"?[\s,]+"?Percentile"?[\s,]+"?TotalCount"?')
+_FOOTER_RE = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*=\s*([-+0-9.eE]+|nan|inf)")
+
+
+def parse_footer(line: str, into: dict) -> bool:
+    """Parse a ``#[Mean = 1, StdDeviation = 2]`` footer line into ``into``; False if not one."""
+    s = line.strip()
+    if not (s.startswith("#[") and s.endswith("]")):
+        return False
+    pairs = _FOOTER_RE.findall(s[2:-1])
+    if not pairs:
+        return False
+    for k, v in pairs:
+        into[k.strip()] = float(v)
+    return True
+
+
+def parse_spectrum_line(text: str) -> tuple[float, float, int] | str:
+    """(value, fraction, total_count) from a spectrum data line, or the reason it is not one."""
+    parts = [p.strip().strip('"') for p in re.split(r"[,\s]+", text.strip()) if p.strip()]
+    if len(parts) not in (3, 4):
+        return "expected Value Percentile TotalCount [1/(1-Percentile)]"
+    v, p = parse_float(parts[0]), parse_float(parts[1])
+    c = parts[2]
+    if v is None or p is None or not re.fullmatch(r"\d+(\.0*)?", c):
+        return "expected numbers: Value, Percentile (0-1), TotalCount (integer)"
+    if len(parts) == 4 and parse_float(parts[3]) is None and parts[3].lower() not in ("inf", "infinity"):
+        return "1/(1-Percentile) must be a number, inf or Infinity"
+    if not 0.0 <= p <= 1.0:
+        return "Percentile must be a fraction between 0 and 1"
+    return v, p, int(float(c))
+
+
+def spectrum_frame(rows: list[tuple[int, str, float, float, int]], col: Collector, scale: float,
+                   tag: str | None = None) -> pd.DataFrame:
+    """Rows (line, text, value, fraction, total) → latency_s, percentile, cumulative_count, count.
+
+    A row whose percentile or total count goes down is rejected (the spectrum is cumulative).
+    """
+    kept = []
+    last_p, last_c = -1.0, -1
+    for n, text, v, p, c in rows:
+        if p < last_p or c < last_c:
+            col.reject(n, text, "percentile and TotalCount must not decrease (cumulative spectrum)")
+            continue
+        kept.append((v * scale, p * 100.0, c))
+        last_p, last_c = p, c
+    df = pd.DataFrame(kept, columns=["latency_s", "percentile", "cumulative_count"])
+    df["latency_s"] = df["latency_s"].astype("float64")
+    df["percentile"] = df["percentile"].astype("float64")
+    df["cumulative_count"] = df["cumulative_count"].astype("int64")
+    df["count"] = df["cumulative_count"].diff().fillna(df["cumulative_count"]).astype("int64")
+    if tag is not None:
+        df["tag"] = pd.Series([tag] * len(df), dtype=object)
+    return df
+
+
+def read_hgrm(inp: Input, col: Collector, *, unit: str | None = None) -> pd.DataFrame:
+    """Read HdrHistogram percentile-distribution text (whitespace or CSV form).
+
+    Columns: latency_s, percentile (0-100), cumulative_count, count (difference of
+    TotalCount). The Value column is taken as ms unless ``unit=`` says otherwise.
+    attrs["footer"] holds Mean/StdDeviation/Max/Total count as printed (file's unit).
+    """
+    scale = unit_seconds(unit or "ms")
+    rows: list[tuple[int, str, float, float, int]] = []
+    footer: dict[str, float] = {}
+    saw_header = False
+    for n, raw in enumerate(inp.text.splitlines(), start=1):
+        s = raw.strip()
+        if not s:
+            continue
+        if _HGRM_HEADER_RE.match(s):
+            saw_header = True
+            continue
+        if s.startswith("#"):
+            if not parse_footer(s, footer):
+                col.reject(n, raw, "expected a #[Key = value, …] footer line")
+            continue
+        r = parse_spectrum_line(s)
+        if isinstance(r, str):
+            col.reject(n, raw, r)
+            continue
+        rows.append((n, raw, *r))
+    if not saw_header:
+        raise fail(inp.name, None, "", "not a percentile distribution: expected a 'Value Percentile TotalCount' header line")
+    if not rows:
+        col.check()
+        raise fail(inp.name, None, "", "percentile distribution has no data lines")
+    frame = spectrum_frame(rows, col, scale)
+    return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "hgrm", col,
+                  latency_unit=unit or "ms", unit_rule="given" if unit else "assumed ms (HdrHistogram tools' default)",
+                  footer=footer)

@@ -1,0 +1,29 @@
+"""JSON parsing shared by the ghz and fortio readers."""
+from __future__ import annotations
+
+import json
+
+from ._common import Input, fail
+
+
+def load_json(inp: Input, what: str) -> dict:
+    """Parse ``inp`` as one JSON object or raise ParseError naming the line."""
+    try:
+        obj = json.loads(inp.text)
+    except json.JSONDecodeError as e:
+        raise fail(inp.name, e.lineno, inp.line(e.lineno), f"not valid JSON ({e.msg}); expected a {what}") from None
+    if not isinstance(obj, dict):
+        raise fail(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
+    return obj
+
+
+def number(x: object) -> float | None:
+    """A finite JSON number (bool excluded), or None."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    v = float(x)
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
+def compact(obj: object) -> str:
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True)
