@@ -1,0 +1,50 @@
+"""Notebook 02 (low-QPS Nagle) concludes what the data say, on the bundled capture and live."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.report import execute_notebook
+
+from .conftest import NOTEBOOKS
+
+NB = NOTEBOOKS / "02_low_qps_nagle.ipynb"
+
+
+def _run(tmp_path: Path, params: dict | None = None) -> dict:
+    res = execute_notebook(NB, params or {}, out_dir=tmp_path, render=False)
+    assert res.status == "ok", res.error
+    return {k: v.value for k, v in res.findings.items()}
+
+
+def _check(f: dict) -> None:
+    assert f["quantum_ms"] is not None and abs(f["quantum_ms"] - 40.0) <= 5.0
+    p99 = {float(k): v for k, v in f["p99_ms_by_rate"].items()}
+    lowest, top = min(p99), f["highest_sustained_rate"]
+    assert top in p99 and top > lowest
+    assert p99[lowest] > p99[top]                 # the paradox: less load, worse tail
+    assert p99[lowest] > 30.0                     # a delayed-ACK stall, not noise
+    assert f["worst_rate"] in p99 and f["worst_rate"] <= top
+    assert p99[f["worst_rate"]] >= max(p99[lowest], p99[top])
+    over = {float(k): v for k, v in f["over_threshold_per_s_by_rate"].items()}
+    assert set(over) == set(p99)
+    assert over[lowest] >= 0.8 * lowest  # at the lowest rate (nearly) every request is over 10 ms
+    nd = f["nodelay_p99_ms"]
+    assert nd and all(v < 5.0 for v in nd.values()), nd
+    assert f["culprit_option"] == "TCP_NODELAY"
+    assert f["ping_p99_ms"] < 10.0
+
+
+@pytest.mark.slow
+def test_notebook_02_bundled_capture(tmp_path: Path) -> None:
+    f = _run(tmp_path)
+    _check(f)
+    assert "TCP_NODELAY" in f["sufficient_alone"]
+    assert f["nodelay_speedup_p50_lowest_rate"] > 10
+
+
+@pytest.mark.slow
+def test_notebook_02_live(tmp_path: Path) -> None:
+    f = _run(tmp_path, {"live": True})
+    _check(f)
