@@ -1,0 +1,35 @@
+"""strace output → tidy frames: :func:`read_strace` and per-syscall summaries.
+
+Reads every output shape of strace (pid prefixes of ``-f -o``, ``[pid N]`` on
+stderr, ``-ff`` file sets, no prefix; ``-t/-tt/-ttt``, nanosecond and ``-r``
+timestamps; ``-T``; ``-y/-yy`` annotations; ``-k`` stacks; ``-n/-i``; old and
+new ``<... resumed>`` spacing) exactly: when the trace ends with strace's own
+``-c/-C`` table, the per-syscall call and error counts are checked against it.
+
+A C scanner does the work when built (``pip install -e .``); the pure-Python
+reference scanner is used otherwise (or with ``WORKBENCH_NO_NATIVE=1``) and both
+give identical frames.
+"""
+from ._read import native_available, read_strace
+from ._schema import STRACE_SCHEMA, SUMMARY_SCHEMA
+from .summary import (
+    compare_with_strace,
+    counted_calls,
+    duration_histogram,
+    parse_summary_table,
+    strace_counts,
+    syscall_summary,
+)
+
+__all__ = [
+    "STRACE_SCHEMA",
+    "SUMMARY_SCHEMA",
+    "compare_with_strace",
+    "counted_calls",
+    "duration_histogram",
+    "native_available",
+    "parse_summary_table",
+    "read_strace",
+    "strace_counts",
+    "syscall_summary",
+]

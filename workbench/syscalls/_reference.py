@@ -1,0 +1,863 @@
+"""Reference strace tokenizer in pure Python.
+
+It is the executable specification of the format: the native scanner
+(``_native.c``) implements the same state machine and must produce the same
+raw columns (checked by the test suite on real captures and generated traces).
+It is used automatically when the extension is not built.
+
+Per physical line (see ``docs`` in :mod:`workbench.syscalls`):
+
+1. summary mode (after a ``% time`` header, until the ``total`` row);
+2. `` > `` stack frame: appended to the last record's ``stack``;
+3. ``strace: …`` / ``[ Process …`` message: side table;
+4. pid prefix (``column``: ``1234  `` or ``1234<comm> ``; ``none``: optional
+   ``[pid 1234] `` with the pid of unprefixed lines inferred; ``fixed``);
+5. timestamp (``tod`` ``HH:MM:SS[.f]`` with midnight roll-over, ``epoch``
+   ``S.f``, ``rel`` ``-r`` deltas summed, or none), optional ``(+ S.f)``,
+   ``[ nnn]`` / ``[hex]`` prefixes skipped;
+6. body: ``<... NAME resumed>``, ``--- SIG … ---``, ``+++ … +++`` or
+   ``NAME(ARGS`` followed by `` <unfinished ...>``-style marker or by the
+   rightmost ``)`` from which the strict return tail parses to end of line.
+
+A line that fails every rule and contains ``strace: `` is a stderr-mode splice:
+the message goes to the side table and the line is joined with the next one.
+"""
+from __future__ import annotations
+
+import re
+from itertools import chain
+
+KINDS = ("call", "unfinished", "signal", "stopped", "exit", "killed", "superseded")
+K_CALL, K_UNFINISHED, K_SIGNAL, K_STOPPED, K_EXIT, K_KILLED, K_SUPERSEDED = range(7)
+TS_NONE, TS_TOD, TS_EPOCH, TS_REL = range(4)
+PID_NONE, PID_COLUMN, PID_FIXED = range(3)
+NA = -(2**63)  # missing int64 (timestamps, durations, retval, pid)
+DAY_NS = 86_400_000_000_000
+HALF_DAY_NS = DAY_NS // 2
+_M64 = 1 << 64
+
+_UNFINISHED = " <unfinished ...>"
+COLOUR_REASON = "ANSI colour escape in the trace: re-run strace with --color=never or -o FILE"
+_DIGITS = frozenset("0123456789")
+_HEX = frozenset("0123456789abcdef")
+_ERRCH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_NAMECH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_PIDNUM = re.compile(r"Process (\d+) (attached|detached)")
+# A fast path for the commonest tails; anything it refuses goes to _tail().
+_SIMPLE_TAIL = re.compile(
+    r" += (-?[0-9]+|0x[0-9a-f]+|\?)(?: (E[A-Z0-9_]+) \(([^()\"<>\[\]]*)\))?(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z"
+)
+
+
+def _wrap(v: int) -> int:
+    v %= _M64
+    return v - _M64 if v >= 1 << 63 else v
+
+
+_I64 = 1 << 63
+
+
+def _w(v: int) -> int:
+    """v as the C scanner stores it: wrapped to int64 (two's complement)."""
+    return v if -(1 << 63) <= v < (1 << 63) else _wrap(v)
+
+
+def _pid(text: str) -> int:
+    return int(text) if len(text) < 19 else _wrap(int(text))
+
+
+def _isdec(v: str) -> bool:
+    return v != "" and all(c in _DIGITS for c in v)
+
+
+def _frac_ns(int_part: str, frac: str | None) -> int:
+    """``int_part.frac`` seconds as integer nanoseconds (frac up to 9 digits)."""
+    ns = int(int_part) * 1_000_000_000
+    if frac:
+        ns += int(frac) * 10 ** (9 - len(frac))
+    return _w(ns)
+
+
+def _retval(tok: str) -> int:
+    if tok == "?":
+        return NA
+    if tok.startswith("0x"):
+        return _wrap(int(tok[2:], 16))
+    if tok.startswith("-"):
+        return _wrap(-int(tok[1:]))
+    if len(tok) > 1 and tok[0] == "0" and all(c in "01234567" for c in tok):
+        return _wrap(int(tok, 8))
+    return _wrap(int(tok))
+
+
+def _skip_string(s: str, i: int) -> int:
+    """s[i] == '"'; index after the closing quote, or -1."""
+    n = len(s)
+    i += 1
+    while i < n:
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            return i + 1
+        i += 1
+    return -1
+
+
+def _skip_angle(s: str, i: int) -> int:
+    """s[i] == '<'; index after the matching '>' (nesting, [..] and strings skipped), or -1."""
+    n = len(s)
+    depth = 0
+    while i < n:
+        c = s[i]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == '"':
+            i = _skip_string(s, i)
+            if i < 0:
+                return -1
+            continue
+        elif c == "\\":
+            i += 2
+            continue
+        elif c == "[":
+            j = i + 1
+            while j < n and s[j] != "]":
+                if s[j] == '"':
+                    j = _skip_string(s, j)
+                    if j < 0:
+                        return -1
+                    continue
+                j += 1
+            if j >= n:
+                return -1
+            i = j
+        i += 1
+    return -1
+
+
+def _skip_paren(s: str, i: int) -> int:
+    """s[i] == '('; index after the matching ')', or -1."""
+    n = len(s)
+    depth = 0
+    while i < n:
+        c = s[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == '"':
+            i = _skip_string(s, i)
+            if i < 0:
+                return -1
+            continue
+        elif c == "<":
+            j = _skip_angle(s, i)
+            if j > 0:
+                i = j
+                continue
+        i += 1
+    return -1
+
+
+def _tail(s: str, i: int):
+    """Parse the strict return tail starting right after the call's ')'.
+
+    Returns (ret_text, retval, errno, dur_ns) or None when s[i:] is not a tail.
+    """
+    m = _SIMPLE_TAIL.match(s, i)
+    if m is not None:
+        tok, err, _, di, df = m.groups()
+        end = m.start(4) - 2 if di is not None else len(s)
+        dur = _frac_ns(di, df) if di is not None else NA
+        return s[m.start(1):end], _retval(tok), err, dur
+    n = len(s)
+    if i >= n or s[i] != " ":
+        return None
+    while i < n and s[i] == " ":
+        i += 1
+    if i + 1 >= n or s[i] != "=" or s[i + 1] != " ":
+        return None
+    i += 2
+    start = i
+    if i < n and s[i] == "?":
+        i += 1
+    elif s.startswith("0x", i):
+        i += 2
+        j = i
+        while i < n and s[i] in _HEX:
+            i += 1
+        if i == j:
+            return None
+    else:
+        if i < n and s[i] == "-":
+            i += 1
+        j = i
+        while i < n and s[i] in _DIGITS:
+            i += 1
+        if i == j:
+            return None
+    tok = s[start:i]
+    if i < n and s[i] == "<":
+        i = _skip_angle(s, i)
+        if i < 0:
+            return None
+    if s.startswith(" /* ", i):
+        j = s.find(" */", i + 4)
+        if j < 0:
+            return None
+        i = j + 3
+    errno = None
+    if i + 2 < n and s[i] == " " and s[i + 1] == "E" and s[i + 2] in _ERRCH:
+        j = i + 2
+        while j < n and s[j] in _ERRCH:
+            j += 1
+        if j == n or s[j] == " ":
+            errno = s[i + 1:j]
+            i = j
+    if errno is None and s.startswith(" (errno ", i):
+        j = i + 8
+        while j < n and s[j] in _DIGITS:
+            j += 1
+        if j > i + 8 and j < n and s[j] == ")":
+            errno = "errno " + s[i + 8:j][:50]
+    while i + 1 < n and s[i] == " " and s[i + 1] == "(":
+        j = _skip_paren(s, i + 1)
+        if j < 0:
+            return None
+        i = j
+    end = i
+    dur = NA
+    if i + 1 < n and s[i] == " " and s[i + 1] == "<":
+        j = i + 2
+        k = j
+        while k < n and s[k] in _DIGITS:
+            k += 1
+        if k == j:
+            return None
+        frac = None
+        if k < n and s[k] == ".":
+            f0 = k + 1
+            k = f0
+            while k < n and s[k] in _DIGITS:
+                k += 1
+            if k == f0 or k - f0 > 9:
+                return None
+            frac = s[f0:k]
+        if k + 1 != n or s[k] != ">":
+            return None
+        dur = _frac_ns(s[j:f0 - 1] if frac is not None else s[j:k], frac)
+        i = n
+    if i != n:
+        return None
+    return s[start:end], _retval(tok), errno, dur
+
+
+def _split_call(s: str, lo: int):
+    """Split 'ARGS<end>' where ARGS starts at lo.
+
+    Returns (args, marker, tail) where exactly one of marker (text of a
+    ``<… ...>`` marker such as ``<unfinished ...>``) and tail is set, or None.
+    """
+    if s.endswith("...>"):
+        k = s.rfind(" <", lo)
+        if k >= lo:
+            marker = s[k + 1:]
+            if marker in ("<unfinished ...>", "<detached ...>") or marker.startswith("<pid changed to "):
+                return s[lo:k], marker, None
+    p = len(s)
+    while True:
+        p = s.rfind(")", lo, p)
+        if p < 0:
+            return None
+        t = _tail(s, p + 1)
+        if t is not None:
+            return s[lo:p], None, t
+
+
+class _Intern:
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+        self.names: list[str] = []
+
+    def __call__(self, name: str | None) -> int:
+        if name is None:
+            return -1
+        c = self.codes.get(name)
+        if c is None:
+            c = self.codes[name] = len(self.names)
+            self.names.append(name)
+        return c
+
+
+# prefix patterns per timestamp mode (after the pid prefix)
+_TS_PAT = {
+    TS_NONE: "",
+    TS_TOD: r"([0-9]{1,2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))? ",
+    TS_EPOCH: r"([0-9]+)(?:\.([0-9]{1,9}))? ",
+    TS_REL: r" *([0-9]+)\.([0-9]{1,9}) ",
+}
+_TS_RE = {k: re.compile(v) for k, v in _TS_PAT.items() if v}
+_TS_GROUPS = {TS_NONE: 0, TS_TOD: 2, TS_EPOCH: 2, TS_REL: 2}
+_POW = [10 ** (9 - k) if k <= 9 else 0 for k in range(10)]
+_PLUS_RE = re.compile(r"\(\+ *[0-9]+\.[0-9]+\) ")
+_BRACKET_RE = re.compile(r"(?:\[ *[0-9a-f?]+\] )+")
+_COLPID_RE = re.compile(r"([0-9]+)")
+_BRPID_RE = re.compile(r"\[pid +([0-9]+)(?:<[^>]*>)?\] ")
+_RESUMED_RE = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>")
+_TAIL_PAT = (r"\) += ((-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?(?: (E[A-Z0-9_]+) \([^()\"<>\[\]\n]*\))?)"
+             r"(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z")
+
+# row layout (one list per row; columns are formed in finish())
+KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
+
+
+def _fast_patterns(pid_mode: int, ts_mode: int):
+    r"""Whole-line regexes for the three commonest shapes (complete, unfinished, resumed).
+
+    They accept a subset of what the general rules accept and give the same
+    fields: a greedy ``(.*)`` before ``\) = `` picks the rightmost ``)`` whose
+    (simple) tail reaches the end of the line, which is the general rule's choice.
+    """
+    pre = r"([0-9]+) +" if pid_mode == PID_COLUMN else ""
+    ts = _TS_PAT[ts_mode]
+    head = "^" + pre + ts
+    complete = re.compile(head + r"([A-Za-z0-9_]+)\((.*)" + _TAIL_PAT)
+    unfinished = re.compile(head + r"([A-Za-z0-9_]+)\((.*) <unfinished \.\.\.>\Z")
+    resumed = re.compile(head + r"<\.\.\. ([A-Za-z0-9_]+) resumed>(?! )(.*)" + _TAIL_PAT)
+    return complete, unfinished, resumed
+
+
+class RefParser:
+    """Stateful line parser; ``feed`` text made of whole lines, then ``finish``."""
+
+    def __init__(self, pid_mode: int, ts_mode: int, fixed_pid: int = NA) -> None:
+        self.pid_mode = pid_mode
+        self.ts_mode = ts_mode
+        self.fixed_pid = fixed_pid
+        self.lineno = 0
+        self.rows: list[list] = []
+        self.names = _Intern()
+        self.errnos = _Intern()
+        self.signals = _Intern()
+        # side tables
+        self.messages: list[tuple[int, str]] = []
+        self.rejects: list[tuple[int, str, str]] = []
+        self.summary: list[tuple[int, str]] = []
+        # state
+        self.in_summary = False
+        self.pending: dict[int, list] = {}  # pid -> row of its <unfinished ...> half
+        self.last_row: list | None = None
+        self.day_off = 0
+        self.last_ts = NA
+        self.rel_sum = 0
+        self.live: set[int] = set()
+        self.announced: set[int] = set()
+        self.unknown_rows: list[list] = []
+        self.leader_known = False
+        self.splice: str | None = None
+        self.splice_line = 0
+        self._fast = _fast_patterns(pid_mode, ts_mode)
+        self._hms: dict[str, int] = {}
+        self.colour: tuple[int, str] | None = None  # first line with an ANSI colour escape
+        self.chunks: list[tuple] = []  # complete rows, as columns per block
+        self.ncomplete = 0
+        self.cstack: dict[int, str] = {}  # stack frames of complete rows
+
+    # -- rows ---------------------------------------------------------------
+    def _row(self, kind, pid, ts, lineno, name=-1, args="", ret_text=None, retval=NA,
+             errno=-1, dur=NA, signal=-1) -> list:
+        row = [kind, pid, ts, ts, dur, name, args, ret_text, retval, errno, signal, None, lineno]
+        self.rows.append(row)
+        if pid == NA and self.pid_mode == PID_NONE:
+            self.unknown_rows.append(row)
+        self.last_row = row
+        return row
+
+    def _ts(self, g: tuple) -> int:
+        """Timestamp (ns) from the regex groups of the timestamp pattern."""
+        mode = self.ts_mode
+        if mode == TS_TOD:
+            hms, fr = g
+            t = self._hms.get(hms)
+            if t is None:
+                h, mi, se = hms.split(":")
+                t = self._hms[hms] = ((int(h) * 60 + int(mi)) * 60 + int(se)) * 1_000_000_000
+            if fr:
+                t += int(fr) * _POW[len(fr)]
+            if t + self.day_off < self.last_ts - HALF_DAY_NS:
+                self.day_off += DAY_NS
+            ts = t + self.day_off
+            self.last_ts = ts
+            return ts
+        if mode == TS_EPOCH:
+            return _frac_ns(g[0], g[1])
+        self.rel_sum = _w(self.rel_sum + _frac_ns(g[0], g[1]))
+        return self.rel_sum
+
+    # -- lines --------------------------------------------------------------
+    def _bulk_complete(self, ms: list, cand: list[int], k: int, kt: int) -> tuple:
+        """Fields of the candidate complete lines, column by column (C-level loops where possible)."""
+        cols = list(zip(*[ms[i].groups() for i in cand], strict=True))
+        mode = self.ts_mode
+        if mode == TS_TOD:
+            hms_get, hms_cache = self._hms.get, self._hms
+            raw = []
+            for h, f in zip(cols[k], cols[k + 1], strict=True):
+                t = hms_get(h)
+                if t is None:
+                    hh, mi, se = h.split(":")
+                    t = hms_cache[h] = ((int(hh) * 60 + int(mi)) * 60 + int(se)) * 1_000_000_000
+                raw.append(t + int(f) * _POW[len(f)] if f else t)
+        elif mode in (TS_EPOCH, TS_REL):
+            raw = [_w(int(i) * 1_000_000_000 + (int(f) * _POW[len(f)] if f else 0))
+                   for i, f in zip(cols[k], cols[k + 1], strict=True)]
+        else:
+            raw = None
+        dur = [NA if di is None else _w(int(di) * 1_000_000_000 + (int(df) * _POW[len(df)] if df else 0))
+               for di, df in zip(cols[kt + 5], cols[kt + 6], strict=True)]
+        rv = [int(t) if (t[0] != "0" or len(t) == 1) and t[0] != "?" and len(t) < 19 else _retval(t)
+              for t in cols[kt + 3]]
+        return cols, raw, dur, rv
+
+    def feed(self, text: str) -> None:
+        """Parse whole lines.
+
+        Complete calls (the commonest shape) are matched by one regex over the
+        block and converted column by column; the loop below only keeps their
+        place in the sequence (timestamps, stack frames). Every other line goes
+        through the sequential rules.
+        """
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        complete, unfinished, resumed = self._fast
+        k = 1 if self.pid_mode == PID_COLUMN else 0
+        nt = _TS_GROUPS[self.ts_mode]
+        kt = k + nt
+        column = self.pid_mode == PID_COLUMN
+        fixed = self.pid_mode == PID_FIXED
+        bulk = self.pid_mode != PID_NONE
+        none_mode = self.pid_mode == PID_NONE
+        tod = self.ts_mode == TS_TOD
+        rel = self.ts_mode == TS_REL
+        tsf = self._ts
+        hms_get = self._hms.get
+        name_get, names = self.names.codes.get, self.names
+        errnos = self.errnos
+        pending = self.pending
+        append = self.rows.append
+        slow = self._line
+        n0 = self.lineno
+        colour = "\x1b[" in text
+        plain = self.splice is None and not self.in_summary
+        last = self.last_row
+        cm = complete.match  # (an <unfinished ...> line never is a complete call)
+        ms = [None if s.endswith(_UNFINISHED) else cm(s) for s in lines]
+        cand = [i for i, m in enumerate(ms) if m is not None] if bulk else []
+        if cand:
+            ccols, craw, cdur, crv = self._bulk_complete(ms, cand, k, kt)
+        taken: list[int] = []  # candidate positions taken as complete rows
+        cts: list[int] = []  # their absolute timestamps
+        ci = -1
+        gbase = self.ncomplete
+        day_off, last_ts = self.day_off, self.last_ts  # TOD roll-over state, synced around calls
+        for lineno, s, m in zip(range(n0 + 1, n0 + 1 + len(lines)), lines, ms, strict=True):
+            if m is not None and bulk:
+                ci += 1
+            if colour and "\x1b[" in s:
+                if self.colour is None:
+                    self.colour = (lineno, s)
+                self.rejects.append((lineno, s, COLOUR_REASON))
+                continue
+            if not plain:
+                m = None
+            elif m is not None:
+                if bulk:
+                    if tod:
+                        t = craw[ci] + day_off
+                        if t < last_ts - HALF_DAY_NS:
+                            day_off += DAY_NS
+                            t += DAY_NS
+                        last_ts = t
+                        cts.append(t)
+                    elif rel:
+                        self.rel_sum = _w(self.rel_sum + craw[ci])
+                        cts.append(self.rel_sum)
+                    last = gbase + len(taken)
+                    taken.append(ci)
+                    continue
+                shape = 0
+            elif s.endswith(_UNFINISHED):
+                m = unfinished.match(s)
+                shape = 1
+            elif "resumed>" in s:
+                m = resumed.match(s)
+                shape = 2
+            if m is None:
+                self.last_row = last
+                self.day_off, self.last_ts = day_off, last_ts
+                slow(s, lineno)
+                day_off, last_ts = self.day_off, self.last_ts
+                last = self.last_row
+                plain = self.splice is None and not self.in_summary
+                continue
+            g = m.groups()
+            if column:
+                pid = g[0]
+                pid = int(pid) if len(pid) < 19 else _wrap(int(pid))
+            elif fixed:
+                pid = self.fixed_pid
+            elif len(self.live) == 1 and self.leader_known:
+                pid = next(iter(self.live))
+            else:
+                pid = NA
+            if tod:
+                hms = g[k]
+                t = hms_get(hms)
+                if t is None:
+                    self.day_off, self.last_ts = day_off, last_ts
+                    t = tsf((hms, g[k + 1]))
+                    day_off, last_ts = self.day_off, self.last_ts
+                else:
+                    fr = g[k + 1]
+                    if fr:
+                        t += int(fr) * _POW[len(fr)]
+                    if t + day_off < last_ts - HALF_DAY_NS:
+                        day_off += DAY_NS
+                    t += day_off
+                    last_ts = t
+                ts = t
+            elif nt:
+                ts = tsf(g[k:kt])
+            else:
+                ts = NA
+            if shape == 1:
+                name = g[kt]
+                code = name_get(name)
+                if code is None:
+                    code = names(name)
+                last = [K_UNFINISHED, pid, ts, ts, NA, code, g[kt + 1], "<unfinished ...>",
+                        NA, -1, -1, None, lineno]
+                append(last)
+                pending[pid] = last  # an unknown pid (NA) is one process: the only one traced
+                if pid == NA and none_mode:
+                    self.unknown_rows.append(last)
+                continue
+            name, args, ret, tok, err, di, df = g[kt:]
+            if di is None:
+                dur = NA
+            else:
+                dur = int(di) * 1_000_000_000 + int(df) * _POW[len(df)] if df else int(di) * 1_000_000_000
+                if dur >= _I64:
+                    dur = _wrap(dur)
+            c0 = tok[0]
+            rv = int(tok) if (c0 != "0" or len(tok) == 1) and c0 != "?" and len(tok) < 19 else _retval(tok)
+            ec = -1 if err is None else errnos(err)
+            code = name_get(name)
+            if code is None:
+                code = names(name)
+            if shape == 0:
+                last = [K_CALL, pid, ts, ts, dur, code, args, ret, rv, ec, -1, None, lineno]
+                append(last)
+                if pid == NA and none_mode:
+                    self.unknown_rows.append(last)
+                continue
+            row = pending.pop(pid, None)
+            if row is not None and row[NAME] != code:
+                pending[pid] = row
+                row = None
+            if row is None:
+                row = [K_CALL, pid, ts, ts, dur, code, args, ret, rv, ec, -1, None, lineno]
+                append(row)
+                if pid == NA and none_mode:
+                    self.unknown_rows.append(row)
+            else:
+                row[KIND] = K_CALL
+                row[ARGS] += args
+                row[END] = ts
+                row[DUR] = dur
+                row[RET] = ret
+                row[RETVAL] = rv
+                row[ERRNO] = ec
+            last = row
+        self.last_row = last
+        self.day_off, self.last_ts = day_off, last_ts
+        self.lineno = n0 + len(lines)
+        if taken:
+            self._store_complete(ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt)
+
+    def _store_complete(self, ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt) -> None:
+        """Keep the taken complete rows as columns (one chunk per block)."""
+        if len(taken) != len(cand):
+            keep = taken
+            ccols = [[c[i] for i in keep] for c in ccols]
+            cdur = [cdur[i] for i in keep]
+            crv = [crv[i] for i in keep]
+            craw = None if craw is None else [craw[i] for i in keep]
+        lines = [n0 + 1 + cand[i] for i in taken]
+        if self.pid_mode == PID_COLUMN:
+            pid = [int(p) if len(p) < 19 else _wrap(int(p)) for p in ccols[0]]
+        else:
+            pid = [self.fixed_pid] * len(lines)
+        if self.ts_mode in (TS_TOD, TS_REL):
+            ts = cts
+        elif self.ts_mode == TS_EPOCH:
+            ts = craw
+        else:
+            ts = [NA] * len(lines)
+        intern_n, intern_e = self.names, self.errnos
+        get_n, get_e = intern_n.codes.get, intern_e.codes.get
+        name = [get_n(x) if x in intern_n.codes else intern_n(x) for x in ccols[kt]]
+        errno = [-1 if x is None else (get_e(x) if x in intern_e.codes else intern_e(x)) for x in ccols[kt + 4]]
+        self.chunks.append((lines, pid, ts, cdur, name, list(ccols[kt + 1]), list(ccols[kt + 2]), crv, errno))
+        self.ncomplete += len(lines)
+
+    def _line(self, s: str, lineno: int) -> None:
+        if self.splice is not None:
+            s = self.splice + s
+            lineno = self.splice_line
+            self.splice = None
+        if self.in_summary:
+            self.summary.append((lineno, s))
+            if s.lstrip(" 0123456789.").startswith("total") or s.endswith(" total"):
+                self.in_summary = False
+            return
+        if s.startswith(" > "):
+            row = self.last_row
+            if row is None:
+                self.rejects.append((lineno, s, "stack frame before any record"))
+                return
+            if isinstance(row, int):  # a complete row kept as columns
+                old = self.cstack.get(row)
+                self.cstack[row] = s[3:] if old is None else old + "\n" + s[3:]
+                return
+            old = row[STACK]
+            row[STACK] = s[3:] if old is None else old + "\n" + s[3:]
+            return
+        if s.startswith("strace: ") or s.startswith("[ Process "):
+            self._message(lineno, s)
+            return
+        if s.startswith("% time") or s.startswith("System call usage summary"):
+            self.in_summary = True
+            self.summary.append((lineno, s))
+            return
+        clock = (self.rel_sum, self.last_ts, self.day_off)
+        reason = self._record(s, lineno)
+        if reason is None:
+            return
+        k = s.rfind("strace: ")
+        if k > 0:  # the record goes on on the next line: its timestamp is read again then
+            self.rel_sum, self.last_ts, self.day_off = clock
+            self._message(lineno, s[k:])
+            self.splice = s[:k]
+            self.splice_line = lineno
+            return
+        self.rejects.append((lineno, s, reason))
+
+    def _message(self, lineno: int, s: str) -> None:
+        self.messages.append((lineno, s))
+        m = _PIDNUM.search(s)
+        if m is not None:
+            p = _pid(m.group(1))
+            if m.group(2) == "attached":
+                self.announced.add(p)
+                self.live.add(p)
+            else:
+                self.live.discard(p)
+
+    def _see_pid(self, p: int) -> None:
+        if not self.leader_known and p not in self.announced:
+            self.leader_known = True
+            for row in self.unknown_rows:
+                row[PID] = p
+            self.unknown_rows = []
+        self.live.add(p)
+
+    def _record(self, s: str, lineno: int) -> str | None:
+        """Parse one record line; None on success, else the reason it failed."""
+        i = 0
+        n = len(s)
+        if self.pid_mode == PID_COLUMN:
+            m = _COLPID_RE.match(s)
+            if m is None:
+                return "expected a pid prefix"
+            pid = _pid(m.group(1))
+            i = m.end()
+            if i < n and s[i] == "<":
+                i = _skip_angle(s, i)
+                if i < 0:
+                    return "unterminated <comm> after the pid"
+            if i >= n or s[i] != " ":
+                return "expected a space after the pid"
+            while i < n and s[i] == " ":
+                i += 1
+        elif self.pid_mode == PID_FIXED:
+            pid = self.fixed_pid
+        else:
+            m = _BRPID_RE.match(s)
+            if m is not None:
+                pid = _pid(m.group(1))
+                i = m.end()
+                self._see_pid(pid)
+            elif len(self.live) == 1 and self.leader_known:
+                pid = next(iter(self.live))
+            else:
+                pid = NA
+        ts = NA
+        if self.ts_mode != TS_NONE:
+            m = _TS_RE[self.ts_mode].match(s, i)
+            if m is None:
+                return "expected a timestamp"
+            ts = self._ts(m.groups())
+            i = m.end()
+            m = _PLUS_RE.match(s, i)
+            if m is not None:
+                i = m.end()
+        if i < n and s[i] == "[":
+            m = _BRACKET_RE.match(s, i)
+            if m is not None:
+                i = m.end()
+        if i >= n:
+            return "empty record"
+        c = s[i]
+        if c == "<":
+            m = _RESUMED_RE.match(s, i)
+            if m is None:
+                return "expected '<... NAME resumed>'"
+            name = m.group(1)
+            j = m.end()
+            if s.startswith(_UNFINISHED, j):
+                j += len(_UNFINISHED)
+            elif j < n and s[j] == " ":
+                j += 1
+            sp = _split_call(s, j)
+            if sp is None:
+                return "no return value after the resumed arguments"
+            args, marker, tail = sp
+            code = self.names(name)
+            row = self.pending.pop(pid, None)
+            if row is not None and row[NAME] != code:
+                self.pending[pid] = row  # not its other half: leave it waiting
+                row = None
+            if row is None:
+                row = self._row(K_UNFINISHED, pid, ts, lineno, name=code, args=args)
+            else:
+                row[ARGS] += args
+                row[END] = ts
+                self.last_row = row
+            if marker is not None:
+                row[RET] = marker
+                if marker == "<unfinished ...>":
+                    self.pending[pid] = row
+                return None
+            rt, rv, er, du = tail
+            row[KIND] = K_CALL
+            row[RET] = rt
+            row[RETVAL] = rv
+            row[ERRNO] = self.errnos(er)
+            row[DUR] = du
+            return None
+        if c == "-" and s.startswith("--- ", i):
+            if not s.endswith(" ---") or n - 4 < i + 4:
+                return "unterminated signal line"
+            inner = s[i + 4:n - 4]
+            if inner.startswith("stopped by "):
+                self._row(K_STOPPED, pid, ts, lineno, signal=self.signals(inner[11:]), args=inner)
+                return None
+            k = inner.find(" ")
+            sig = inner if k < 0 else inner[:k]
+            rest = "" if k < 0 else inner[k + 1:]
+            self._row(K_SIGNAL, pid, ts, lineno, signal=self.signals(sig), args=rest)
+            return None
+        if c == "+" and s.startswith("+++ ", i):
+            if not s.endswith(" +++") or n - 4 < i + 4:
+                return "unterminated exit line"
+            inner = s[i + 4:n - 4]
+            if inner.startswith("exited with "):
+                v = inner[12:]
+                if not _isdec(v):
+                    return "bad exit status"
+                self._row(K_EXIT, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+            elif inner.startswith("killed by "):
+                k = inner.find(" ", 10)
+                sig = inner[10:] if k < 0 else inner[10:k]
+                self._row(K_KILLED, pid, ts, lineno, ret_text=inner, signal=self.signals(sig))
+            elif inner.startswith("superseded by execve in pid "):
+                v = inner[28:]
+                if not _isdec(v):
+                    return "bad pid in superseded line"
+                self._row(K_SUPERSEDED, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+            else:
+                return "unknown '+++' line"
+            self.pending.pop(pid, None)
+            self.live.discard(pid)
+            return None
+        j = i
+        while j < n and s[j] in _NAMECH:
+            j += 1
+        if j == i or j >= n or s[j] != "(":
+            return "expected a system call, signal, exit or resumed line"
+        sp = _split_call(s, j + 1)
+        if sp is None:
+            return "no return value after the arguments"
+        args, marker, tail = sp
+        code = self.names(s[i:j])
+        if marker is not None:
+            row = self._row(K_UNFINISHED, pid, ts, lineno, name=code, args=args, ret_text=marker)
+            if marker == "<unfinished ...>":
+                self.pending[pid] = row
+            return None
+        rt, rv, er, du = tail
+        self._row(K_CALL, pid, ts, lineno, name=code, args=args, ret_text=rt, retval=rv,
+                  errno=self.errnos(er), dur=du)
+        return None
+
+    def finish(self) -> dict:
+        """Flush a pending splice; return the raw columns and side tables.
+
+        Rows come in the order of their first line: the sequential rows and the
+        column chunks of complete calls are merged by line number.
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        if self.splice is not None:
+            self.rejects.append((self.splice_line, self.splice, "record cut by a message at end of input"))
+            self.splice = None
+        names = ("kind", "pid", "ts", "end", "dur", "name", "args", "ret_text", "retval", "errno",
+                 "signal", "backtrace", "line")
+        seq = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(names)
+        out = dict(zip(names, seq, strict=True))
+        if self.chunks:
+            c = [list(chain.from_iterable(ch[j] for ch in self.chunks)) for j in range(9)]
+            lines, pid, ts, dur, name, args, ret, rv, errno = c
+            n = len(lines)
+            bt = [None] * n
+            for gi, text in self.cstack.items():
+                bt[gi] = text
+            order = np.argsort(np.asarray(list(out["line"]) + lines, dtype=np.int64), kind="stable")
+            ints = lambda a, b: np.asarray(list(a) + list(b), dtype=np.int64)[order]  # noqa: E731
+            out = {
+                "kind": ints(out["kind"], [K_CALL] * n), "pid": ints(out["pid"], pid),
+                "ts": ints(out["ts"], ts), "end": ints(out["end"], ts), "dur": ints(out["dur"], dur),
+                "name": ints(out["name"], name), "retval": ints(out["retval"], rv),
+                "errno": ints(out["errno"], errno), "signal": ints(out["signal"], [-1] * n),
+                "line": ints(out["line"], lines),
+                "args": pa.array(list(out["args"]) + args, type=pa.large_string()).take(order),
+                "ret_text": pa.array(list(out["ret_text"]) + ret, type=pa.large_string()).take(order),
+                "backtrace": pa.array(list(out["backtrace"]) + bt, type=pa.large_string()).take(order),
+            }
+        out.update({
+            "names": self.names.names, "errnos": self.errnos.names, "signals": self.signals.names,
+            "messages": self.messages, "rejects": self.rejects, "summary": self.summary,
+            "lines": self.lineno,
+        })
+        return out
