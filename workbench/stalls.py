@@ -1,0 +1,553 @@
+"""Is something outside the code stalling it? Tests on per-step timings and latency samples.
+
+- :func:`step_table` / :func:`global_stall_test` — the global-stall test: for each
+  step of a request, the probability that the step is *slow* (longer than its
+  typical time by more than ``slow_excess_s``) against the step's mean duration.
+  A stall that freezes the whole process (or machine) at random moments hits a
+  step with probability proportional to how long the step runs: P(slow) grows
+  linearly with mean duration, through about zero. Slowness with a cause inside
+  one step does not follow step length. The test reports slope, correlation,
+  bootstrap CIs that resample whole requests, outlying steps, and a verdict.
+- :func:`phase_split` — where the excess time of slow requests lands (before /
+  during / after), against each phase's share of the typical time.
+- :func:`uptime_effect` — do older worker processes answer slower?
+- :func:`baseline_check` — is the network (a connect "ping" baseline) flat while
+  the calls are not?
+- :func:`interference_ab` — latency with and without an interfering load, as a
+  ratio of percentiles with a CI that resamples blocks, not requests.
+
+Inputs are plain frames (``request``, ``step``, ``duration_s`` …) or arrays in
+seconds; results are frozen dataclasses and small frames, times in the units
+their names say.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .stats import Comparison, compare
+
+__all__ = [
+    "BaselineCheck",
+    "InterferenceResult",
+    "LatencyModes",
+    "StallTest",
+    "UptimeEffect",
+    "baseline_check",
+    "global_stall_test",
+    "group_modes",
+    "interference_ab",
+    "latency_modes",
+    "phase_split",
+    "step_table",
+    "uptime_effect",
+    "wilson_interval",
+]
+
+
+def _plain(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """A copy of the needed columns without attrs (frames carrying frames in attrs upset pandas' concat)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame lacks column(s) {missing}; has {list(frame.columns)}")
+    out = pd.DataFrame({c: frame[c].to_numpy() for c in columns})
+    return out
+
+
+def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion k/n (arrays or scalars)."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1))
+    hi = np.where(k >= n, 1.0, np.clip(centre + half, 0, 1))
+    return lo, hi
+
+
+# ------------------------------------------------------------------ global-stall test
+
+def _slow_matrix(frame: pd.DataFrame, slow_excess_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, durations matrix requests×steps, slow matrix, valid mask) from a long frame."""
+    df = _plain(frame, ["request", "step", "duration_s"])
+    wide = df.pivot_table(index="request", columns="step", values="duration_s", aggfunc="sum")
+    steps = wide.columns.to_numpy()
+    dur = wide.to_numpy(dtype=float)
+    valid = np.isfinite(dur)
+    typical = np.nanmedian(dur, axis=0)
+    slow = valid & (dur > typical + slow_excess_s)
+    return steps, dur, slow, valid
+
+
+def step_table(frame: pd.DataFrame, slow_excess_s: float = 0.010, confidence: float = 0.95) -> pd.DataFrame:
+    """Per step: how long it takes and how often it is slow.
+
+    ``frame``: one row per (request, step) with ``request``, ``step``,
+    ``duration_s``. A step is slow in a request when it takes more than its
+    median plus ``slow_excess_s``. Columns: step, n, median_ms, mean_ms,
+    n_slow, p_slow, p_slow_low, p_slow_high (Wilson interval), mean_excess_ms
+    (mean extra time of the slow occurrences over the median).
+    """
+    steps, dur, slow, valid = _slow_matrix(frame, slow_excess_s)
+    n = valid.sum(axis=0)
+    k = slow.sum(axis=0)
+    lo, hi = wilson_interval(k, n, confidence)
+    med = np.nanmedian(dur, axis=0)
+    with np.errstate(invalid="ignore"):
+        excess = np.array([np.mean(dur[slow[:, j], j] - med[j]) if k[j] else math.nan for j in range(len(steps))])
+    return pd.DataFrame({
+        "step": steps, "n": n.astype("int64"), "median_ms": 1e3 * med, "mean_ms": 1e3 * np.nanmean(dur, axis=0),
+        "n_slow": k.astype("int64"), "p_slow": k / np.maximum(n, 1), "p_slow_low": lo, "p_slow_high": hi,
+        "mean_excess_ms": 1e3 * excess,
+    })
+
+
+@dataclass(frozen=True)
+class StallTest:
+    """Result of the global-stall test.
+
+    Fields: ``slope_per_ms`` (increase of P(slow) per ms of mean step
+    duration) with ``slope_low``/``slope_high``; ``intercept`` (P(slow) of a
+    0 ms step); ``correlation`` (Pearson r between mean duration and P(slow)
+    over steps) with ``correlation_low``/``correlation_high``; ``confidence``;
+    ``n_requests``, ``n_steps``, ``n_slow`` (slow step occurrences);
+    ``slow_excess_ms`` (the slowness threshold); ``stall_rate_per_s`` (slope ×
+    1000: stalls per second of running time this implies); ``outliers`` (steps
+    whose P(slow) lies outside what the fit allows, from the Wilson interval);
+    ``verdict`` (one of "global stall", "no effect", "not proportional to step
+    length") and ``reason`` (one sentence); ``steps`` (the :func:`step_table`).
+    CIs resample whole requests (the unit that shares a stall), ``n_resamples`` times.
+    """
+
+    slope_per_ms: float
+    slope_low: float
+    slope_high: float
+    intercept: float
+    correlation: float
+    correlation_low: float
+    correlation_high: float
+    confidence: float
+    n_requests: int
+    n_steps: int
+    n_slow: int
+    slow_excess_ms: float
+    stall_rate_per_s: float
+    outliers: tuple[int, ...]
+    verdict: str
+    reason: str
+    steps: pd.DataFrame
+    n_resamples: int
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(slope, intercept, r) of y on x; r is NaN when either is constant."""
+    if np.ptp(x) == 0:
+        return math.nan, math.nan, math.nan
+    slope, intercept = np.polyfit(x, y, 1)
+    r = math.nan if np.ptp(y) == 0 else float(np.corrcoef(x, y)[0, 1])
+    return float(slope), float(intercept), r
+
+
+def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, confidence: float = 0.95,
+                      n_resamples: int = 2000, min_slow: int = 10, min_correlation: float = 0.5,
+                      exclude_steps: Sequence[int] = (), seed: int = 0) -> StallTest:
+    """P(step is slow) against the step's mean duration: is a global stall hitting whatever runs?
+
+    ``frame`` has one row per (request, step): ``request``, ``step``,
+    ``duration_s``. For each step, P(slow) is the share of requests where it
+    took more than its median + ``slow_excess_s``; x is its mean duration in ms
+    (as in the original analysis: a long step has more time to be hit).
+    A least-squares line P = intercept + slope·x is fitted over steps;
+    bootstrap CIs resample requests. ``exclude_steps`` leaves out steps with a
+    known cause of their own.
+
+    Verdict: "no effect" when fewer than ``min_slow`` slow occurrences exist or
+    the slope's CI reaches zero; "global stall" when the slope's CI is above zero
+    and the correlation's lower bound is at least ``min_correlation``; otherwise
+    "not proportional to step length" (slowness exists but does not follow
+    step length: look inside the slow steps).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be in (0, 1)")
+    df = _plain(frame, ["request", "step", "duration_s"])
+    if exclude_steps:
+        df = df[~df["step"].isin(list(exclude_steps))]
+    steps, dur, slow, valid = _slow_matrix(df, slow_excess_s)
+    if len(steps) < 3:
+        raise ValueError(f"the global-stall test needs at least 3 steps, got {len(steps)}")
+    table = step_table(df, slow_excess_s, confidence)
+    x = 1e3 * np.nanmean(dur, axis=0)
+    y = slow.sum(axis=0) / np.maximum(valid.sum(axis=0), 1)
+    slope, intercept, r = _fit(x, y)
+    rng = np.random.default_rng(seed)
+    nreq = dur.shape[0]
+    boots = np.full((n_resamples, 2), np.nan)
+    for b in range(n_resamples):
+        pick = rng.integers(0, nreq, nreq)
+        d, s, v = dur[pick], slow[pick], valid[pick]
+        with np.errstate(invalid="ignore"), np.errstate(all="ignore"):
+            xb = 1e3 * np.nanmean(d, axis=0)
+        yb = s.sum(axis=0) / np.maximum(v.sum(axis=0), 1)
+        ok = np.isfinite(xb)
+        if ok.sum() >= 3:
+            sb, _ib, rb = _fit(xb[ok], yb[ok])
+            boots[b] = (sb, rb)
+    alpha = (1 - confidence) / 2
+
+    def ci(col: int) -> tuple[float, float]:
+        v = boots[:, col]
+        v = v[np.isfinite(v)]
+        if v.size < 0.5 * n_resamples:
+            return math.nan, math.nan
+        lo, hi = np.percentile(v, [100 * alpha, 100 * (1 - alpha)])
+        return float(lo), float(hi)
+
+    slope_lo, slope_hi = ci(0)
+    r_lo, r_hi = ci(1)
+    n_slow = int(slow.sum())
+    # outliers: steps whose Wilson interval misses the fitted line
+    outliers: list[int] = []
+    if math.isfinite(slope) and n_slow >= min_slow:
+        pred = intercept + slope * x
+        lo_w, hi_w = table["p_slow_low"].to_numpy(), table["p_slow_high"].to_numpy()
+        outliers = [int(s) for s, p, lo, hi in zip(steps, pred, lo_w, hi_w, strict=True) if p < lo or p > hi]
+    if n_slow < min_slow:
+        verdict, reason = "no effect", (f"only {n_slow} slow step occurrences (threshold: {min_slow}); "
+                                        "nothing to explain")
+    elif not math.isfinite(slope_lo) or slope_lo <= 0:
+        verdict, reason = "no effect", (f"the slope's {confidence:.0%} CI [{slope_lo:.3g}, {slope_hi:.3g}] per ms "
+                                        "includes zero: long steps are not slow more often")
+    elif math.isfinite(r_lo) and r_lo >= min_correlation:
+        verdict, reason = "global stall", (f"P(slow) rises {slope:.3g} per ms of step length (CI "
+                                           f"[{slope_lo:.3g}, {slope_hi:.3g}]), r = {r:.2f} (CI [{r_lo:.2f}, "
+                                           f"{r_hi:.2f}]): stalls hit steps in proportion to how long they run")
+    else:
+        verdict, reason = "not proportional to step length", (
+            f"slow steps exist ({n_slow}) and the slope is positive, but r = {r:.2f} (lower bound {r_lo:.2f} "
+            f"< {min_correlation}): some steps are slow for reasons of their own")
+    return StallTest(slope_per_ms=slope, slope_low=slope_lo, slope_high=slope_hi, intercept=intercept,
+                     correlation=r, correlation_low=r_lo, correlation_high=r_hi, confidence=confidence,
+                     n_requests=int(nreq), n_steps=int(len(steps)), n_slow=n_slow,
+                     slow_excess_ms=1e3 * slow_excess_s, stall_rate_per_s=1e3 * slope, outliers=tuple(outliers),
+                     verdict=verdict, reason=reason, steps=table, n_resamples=n_resamples)
+
+
+# ------------------------------------------------------------------ phase split
+
+def phase_split(frame: pd.DataFrame, phases: Mapping[str, Sequence[int]], slow_excess_s: float = 0.010
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split every request into phases (groups of steps) and see where slow requests lose time.
+
+    ``frame``: request, step, duration_s. ``phases``: name → steps (e.g.
+    ``{"before": [1..5], "evaluate": [...], "after": [...]}``). Returns
+    ``(per_request, summary)``: per_request has request, ``<phase>_s`` for each
+    phase, total_s, excess_s (total − median total), slow (excess > threshold)
+    and dominant_phase (the phase holding most of the request's excess);
+    summary has one row per phase: phase, typical_ms (median), share_of_time
+    (of the summed medians), share_of_excess (of slow requests' total excess),
+    slow_requests_dominated (how many slow requests it dominates).
+    For a global stall, share_of_excess ≈ share_of_time; a cause inside one
+    phase puts nearly all the excess there.
+    """
+    df = _plain(frame, ["request", "step", "duration_s"])
+    known = {s for v in phases.values() for s in v}
+    unknown = sorted(set(df["step"]) - known)
+    if unknown:
+        raise ValueError(f"steps {unknown} belong to no phase; phases cover {sorted(known)}")
+    df["phase"] = df["step"].map({s: name for name, v in phases.items() for s in v})
+    wide = df.pivot_table(index="request", columns="phase", values="duration_s", aggfunc="sum")
+    names = list(phases)
+    wide = wide.reindex(columns=names)
+    per = pd.DataFrame({"request": wide.index.to_numpy()})
+    for name in names:
+        per[f"{name}_s"] = wide[name].to_numpy()
+    per["total_s"] = wide.sum(axis=1).to_numpy()
+    per["excess_s"] = per["total_s"] - per["total_s"].median()
+    per["slow"] = per["excess_s"] > slow_excess_s
+    excess_by_phase = np.column_stack([per[f"{n}_s"] - per[f"{n}_s"].median() for n in names])
+    per["dominant_phase"] = np.array(names, dtype=object)[np.argmax(excess_by_phase, axis=1)]
+    med = np.array([per[f"{n}_s"].median() for n in names])
+    slow = per["slow"].to_numpy()
+    ex_slow = np.clip(excess_by_phase[slow], 0, None).sum(axis=0)
+    summary = pd.DataFrame({
+        "phase": names, "typical_ms": 1e3 * med, "share_of_time": med / med.sum(),
+        "share_of_excess": ex_slow / ex_slow.sum() if ex_slow.sum() > 0 else np.full(len(names), np.nan),
+        "slow_requests_dominated": [int(np.sum(per.loc[slow, "dominant_phase"] == n)) for n in names],
+    })
+    return per, summary
+
+
+# ------------------------------------------------------------------ uptime
+
+@dataclass(frozen=True)
+class UptimeEffect:
+    """Do requests served by older processes take longer?
+
+    Fields: ``spearman_rho`` with ``rho_low``/``rho_high`` (bootstrap CI),
+    ``slope_ms_per_min`` (Theil–Sen slope of latency against uptime),
+    ``median_young_ms``/``median_old_ms`` (latency in the youngest and oldest
+    quarter of uptime), ``n``, ``verdict`` ("none", "small" or "strong") and ``reason``.
+    """
+
+    spearman_rho: float
+    rho_low: float
+    rho_high: float
+    slope_ms_per_min: float
+    median_young_ms: float
+    median_old_ms: float
+    n: int
+    verdict: str
+    reason: str
+
+
+def uptime_effect(uptime_s: Sequence[float] | np.ndarray, latency_s: Sequence[float] | np.ndarray, *,
+                  confidence: float = 0.95, n_resamples: int = 1000, small: float = 0.3, seed: int = 0
+                  ) -> UptimeEffect:
+    """Correlation of latency with process uptime (Spearman, bootstrap CI) and its size.
+
+    Verdict: "none" when the CI of rho includes 0, "strong" when |rho| ≥
+    ``small`` with the CI on the same side, else "small".
+    """
+    u = np.asarray(uptime_s, dtype=float)
+    lat = np.asarray(latency_s, dtype=float)
+    ok = np.isfinite(u) & np.isfinite(lat)
+    u, lat = u[ok], lat[ok]
+    if u.size < 10:
+        raise ValueError(f"need at least 10 (uptime, latency) pairs, got {u.size}")
+    rho = float(stats.spearmanr(u, lat).statistic)
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(n_resamples):
+        i = rng.integers(0, u.size, u.size)
+        if np.ptp(u[i]) > 0 and np.ptp(lat[i]) > 0:
+            boots.append(stats.spearmanr(u[i], lat[i]).statistic)
+    alpha = (1 - confidence) / 2
+    lo, hi = (np.percentile(boots, [100 * alpha, 100 * (1 - alpha)]) if boots else (math.nan, math.nan))
+    slope = float(stats.theilslopes(1e3 * lat, u / 60.0).slope) if np.ptp(u) > 0 else math.nan
+    q1, q3 = np.percentile(u, [25, 75])
+    young, old = float(1e3 * np.median(lat[u <= q1])), float(1e3 * np.median(lat[u >= q3]))
+    if lo <= 0 <= hi:
+        verdict, reason = "none", f"Spearman rho = {rho:.2f}, CI [{lo:.2f}, {hi:.2f}] includes 0"
+    elif abs(rho) >= small:
+        verdict, reason = "strong", f"Spearman rho = {rho:.2f}, CI [{lo:.2f}, {hi:.2f}]"
+    else:
+        verdict, reason = "small", f"Spearman rho = {rho:.2f}, CI [{lo:.2f}, {hi:.2f}]: real but weak"
+    return UptimeEffect(spearman_rho=rho, rho_low=float(lo), rho_high=float(hi), slope_ms_per_min=slope,
+                        median_young_ms=young, median_old_ms=old, n=int(u.size), verdict=verdict, reason=reason)
+
+
+# ------------------------------------------------------------------ network baseline
+
+@dataclass(frozen=True)
+class BaselineCheck:
+    """The calls' spread against a network baseline (e.g. TCP connect "pings") over the same time.
+
+    Fields: ``calls_p50_ms``/``calls_p99_ms``/``calls_max_ms``, ``baseline_p50_ms``/
+    ``baseline_p99_ms``/``baseline_max_ms``; ``calls_spread_ms`` and
+    ``baseline_spread_ms`` (p99 − p50); ``explained_share`` (baseline spread /
+    calls spread: how much of the calls' tail the network could explain);
+    ``slow_calls`` (calls above their p50 + ``slow_excess_ms``) and
+    ``slow_calls_with_slow_baseline`` (of those, how many overlap a baseline probe
+    slower than its own p99) and ``expected_by_chance`` (how many would overlap one if
+    slow probes were independent of slow calls); ``verdict`` ("network ruled out" or "network may
+    contribute") and ``reason``.
+    """
+
+    calls_p50_ms: float
+    calls_p99_ms: float
+    calls_max_ms: float
+    baseline_p50_ms: float
+    baseline_p99_ms: float
+    baseline_max_ms: float
+    calls_spread_ms: float
+    baseline_spread_ms: float
+    explained_share: float
+    slow_calls: int
+    slow_calls_with_slow_baseline: int
+    expected_by_chance: float
+    verdict: str
+    reason: str
+
+
+def baseline_check(calls: pd.DataFrame, baseline: pd.DataFrame, *, slow_excess_s: float = 0.05,
+                   max_share: float = 0.1) -> BaselineCheck:
+    """Could the network explain the calls' slowness? Compare with a baseline series.
+
+    ``calls`` and ``baseline``: raw-sample frames with ``timestamp_s`` and
+    ``latency_s`` (seconds, same clock). The network is ruled out when the
+    baseline's spread (p99 − p50) is below ``max_share`` of the calls' spread
+    and no more than a chance share of slow calls coincides with a slow probe.
+    """
+    c = _plain(calls, ["timestamp_s", "latency_s"]).dropna()
+    b = _plain(baseline, ["timestamp_s", "latency_s"]).dropna()
+    if c.empty or b.empty:
+        raise ValueError("both the calls and the baseline need finite samples")
+    cl, bl = c["latency_s"].to_numpy(), b["latency_s"].to_numpy()
+    cp50, cp99 = (float(v) for v in np.percentile(cl, [50, 99]))
+    bp50, bp99 = (float(v) for v in np.percentile(bl, [50, 99]))
+    cs, bs = cp99 - cp50, bp99 - bp50
+    share = bs / cs if cs > 0 else math.inf
+    slow = c[c["latency_s"] > cp50 + slow_excess_s]
+    bad = b[b["latency_s"] > bp99]
+    hits = 0
+    if not bad.empty:
+        bt = np.sort(bad["timestamp_s"].to_numpy())
+        for t0, lat in zip(slow["timestamp_s"], slow["latency_s"], strict=True):
+            i = np.searchsorted(bt, t0)
+            if i < bt.size and bt[i] <= t0 + lat:
+                hits += 1
+    # chance overlaps: 1 % of probes are above p99 by definition; a call of length L spans L/interval probes
+    interval = float(np.median(np.diff(np.sort(b["timestamp_s"].to_numpy())))) if len(b) > 1 else math.inf
+    frac_bad = len(bad) / len(b)
+    expected = float(np.sum(1 - (1 - frac_bad) ** (slow["latency_s"].to_numpy() / interval))) if interval > 0 else 0.0
+    ruled_out = share < max_share and hits <= max(2.0, 3 * expected)
+    verdict = "network ruled out" if ruled_out else "network may contribute"
+    reason = (f"the baseline's p99 − p50 is {1e3 * bs:.3g} ms against {1e3 * cs:.3g} ms for the calls "
+              f"({share:.1%}); {hits} of {len(slow)} slow calls overlap a slow probe (chance: {expected:.1f})")
+    return BaselineCheck(calls_p50_ms=1e3 * cp50, calls_p99_ms=1e3 * cp99, calls_max_ms=1e3 * float(cl.max()),
+                         baseline_p50_ms=1e3 * bp50, baseline_p99_ms=1e3 * bp99,
+                         baseline_max_ms=1e3 * float(bl.max()), calls_spread_ms=1e3 * cs,
+                         baseline_spread_ms=1e3 * bs, explained_share=float(share), slow_calls=int(len(slow)),
+                         slow_calls_with_slow_baseline=int(hits), expected_by_chance=expected, verdict=verdict,
+                         reason=reason)
+
+
+# ------------------------------------------------------------------ A/B interference
+
+@dataclass(frozen=True)
+class InterferenceResult:
+    """Latency under an interfering load (B) against without it (A).
+
+    Fields: ``median`` and ``p99`` (:class:`workbench.stats.Comparison`: ratio
+    B/A with a CI resampling blocks), ``a_label``/``b_label``, ``n_blocks_a``/
+    ``n_blocks_b``, ``verdict`` ("interference", "no clear effect", "faster under load",
+    or "too few blocks" when a condition has fewer than two blocks to resample) and ``reason``.
+    """
+
+    median: Comparison
+    p99: Comparison
+    a_label: str
+    b_label: str
+    n_blocks_a: int
+    n_blocks_b: int
+    verdict: str
+    reason: str
+
+
+def interference_ab(frame: pd.DataFrame, *, condition: str = "condition", block: str = "block",
+                    a: str = "writer_off", b: str = "writer_on", confidence: float = 0.95,
+                    n_resamples: int = 2000, seed: int = 0) -> InterferenceResult:
+    """A/B comparison of ``latency_s`` between two conditions, resampling whole blocks.
+
+    ``frame``: one row per request with ``latency_s``, the ``condition`` label
+    and the ``block`` it ran in (consecutive requests under one condition). The
+    ratio of medians and of p99s (B/A) get bootstrap CIs over blocks; the
+    verdict is "interference" when the median ratio's CI lies above 1.
+    """
+    df = _plain(frame, ["latency_s", condition, block]).dropna(subset=["latency_s"])
+    xa, xb = df[df[condition] == a], df[df[condition] == b]
+    if xa.empty or xb.empty:
+        raise ValueError(f"need samples under both conditions {a!r} and {b!r}; got {sorted(set(df[condition]))}")
+    res = compare(xa["latency_s"].to_numpy(), xb["latency_s"].to_numpy(), qs=(50, 99),
+                  groups_a=xa[block].to_numpy(), groups_b=xb[block].to_numpy(), confidence=confidence,
+                  n_resamples=n_resamples, seed=seed)
+    med, p99 = res
+    if min(med.units_a, med.units_b) < 2:
+        verdict = "too few blocks"
+    elif med.low > 1:
+        verdict = "interference"
+    elif med.high < 1:
+        verdict = "faster under load"
+    else:
+        verdict = "no clear effect"
+    reason = (f"median {1e3 * med.a:.3g} → {1e3 * med.b:.3g} ms, ratio {med.ratio:.2f} "
+              f"(CI [{med.low:.2f}, {med.high:.2f}] over {med.units_a}+{med.units_b} blocks); "
+              f"p99 ratio {p99.ratio:.2f} (CI [{p99.low:.2f}, {p99.high:.2f}])")
+    return InterferenceResult(median=med, p99=p99, a_label=a, b_label=b, n_blocks_a=med.units_a,
+                              n_blocks_b=med.units_b, verdict=verdict, reason=reason)
+
+
+# ------------------------------------------------------------------ quantised latency
+
+@dataclass(frozen=True)
+class LatencyModes:
+    """Modes of a latency sample found on a log axis, grouped into clusters, and their common spacing.
+
+    Fields: ``modes`` (the clusters: :class:`workbench.stats.Mode` tuple in ms —
+    location of the most populated member, low, high, summed count and
+    fraction, largest prominence), ``raw_modes`` (the KDE modes before grouping),
+    ``quantum_ms`` (common spacing of the clusters, None when not quantised) and
+    ``bandwidth_decades`` (KDE bandwidth used).
+    """
+
+    modes: tuple
+    raw_modes: tuple
+    quantum_ms: float | None
+    bandwidth_decades: float
+
+    @property
+    def locations_ms(self) -> list[float]:
+        return [m.location for m in self.modes]
+
+
+def group_modes(modes: Sequence, fraction: float = 0.2) -> tuple:
+    """Merge neighbouring modes whose gap is below ``fraction`` of the largest gap between modes.
+
+    A fast bulk often splits into sub-modes a millisecond apart (CPU frequency,
+    cache state) while the slow clusters sit hundreds of ms apart; grouping
+    keeps the structure that matters for a quantum. Returns Mode tuples (see
+    :class:`LatencyModes`).
+    """
+    from .stats import Mode
+
+    ms = sorted(modes, key=lambda m: m.location)
+    if len(ms) < 3:
+        return tuple(ms)
+    gaps = np.diff([m.location for m in ms])
+    limit = fraction * gaps.max()
+    groups: list[list] = [[ms[0]]]
+    for m, gap in zip(ms[1:], gaps, strict=True):
+        if gap < limit:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    out = []
+    for g in groups:
+        top = max(g, key=lambda m: m.count)
+        out.append(Mode(location=top.location, low=min(m.low for m in g), high=max(m.high for m in g),
+                        count=sum(m.count for m in g), fraction=sum(m.fraction for m in g),
+                        prominence=max(m.prominence for m in g)))
+    return tuple(out)
+
+
+def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades: float = 0.05,
+                  min_count: int = 5, min_prominence: float = 0.05, group_fraction: float = 0.2) -> LatencyModes:
+    """Modes of a latency sample on log10(ms), grouped into clusters, and their quantum.
+
+    A fast bulk and a few slow clusters (3 ms vs 250, 500, 1000 ms) cannot share
+    one linear bandwidth; on the log axis a bandwidth of ``bandwidth_decades``
+    (0.05 ≈ 12 %) separates modes whose ratio exceeds about 1.3. Modes closer
+    than ``group_fraction`` of the largest gap are grouped (:func:`group_modes`).
+    The quantum comes from :func:`workbench.stats.find_quantum` on the linear
+    values with the clusters as modes.
+    """
+    from .stats import Mode, find_modes, find_quantum
+
+    x = np.asarray(latency_s, dtype=float)
+    x = 1e3 * x[np.isfinite(x) & (x > 0)]
+    logm = find_modes(np.log10(x), bandwidth=bandwidth_decades, min_count=min_count,
+                      min_prominence=min_prominence)
+    raw = tuple(Mode(10 ** m.location, 10 ** m.low, 10 ** m.high, m.count, m.fraction, m.prominence)
+                for m in logm)
+    clusters = group_modes(raw, group_fraction)
+    quantum = find_quantum(x, modes=clusters) if len(clusters) >= 2 else None
+    return LatencyModes(modes=clusters, raw_modes=raw, quantum_ms=quantum, bandwidth_decades=bandwidth_decades)
