@@ -34,3 +34,12 @@ def test_console_script_has_the_documented_commands() -> None:
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert {"report", "list", "lab"} <= set(sub.choices)
+
+
+def test_every_public_name_resolves() -> None:
+    import workbench
+
+    for name in workbench.__all__:
+        assert getattr(workbench, name) is not None, name
+    for mod in ("stats", "syscalls", "latency", "counters", "models", "stalls"):
+        assert getattr(workbench, mod).__name__ == f"workbench.{mod}"

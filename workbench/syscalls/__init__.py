@@ -20,9 +20,23 @@ from .summary import (
     strace_counts,
     syscall_summary,
 )
+from .waits import (
+    calls_exceeding,
+    classify_waits,
+    duration_peaks,
+    peaks_frame,
+    slowest_calls,
+    wait_summary,
+)
 
 __all__ = [
     "STRACE_SCHEMA",
+    "calls_exceeding",
+    "classify_waits",
+    "duration_peaks",
+    "peaks_frame",
+    "slowest_calls",
+    "wait_summary",
     "SUMMARY_SCHEMA",
     "compare_with_strace",
     "counted_calls",
