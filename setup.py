@@ -35,7 +35,7 @@ setup(
         Extension(
             "workbench.syscalls._native",
             sources=["workbench/syscalls/_native.c"],
-            extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wno-missing-field-initializers"],
+            extra_compile_args=["-O3", "-std=c99", "-Wall", "-Wno-missing-field-initializers"],
             optional=True,
         )
     ],

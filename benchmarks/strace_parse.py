@@ -109,6 +109,29 @@ def build_input(captures: list[Path], lines: int, dest: Path) -> int:
 TIME = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
 
 
+REPEATS = 3
+
+
+def best_of(cmd: list[str], repeats: int = REPEATS, **kw) -> dict:
+    """Run ``cmd`` ``repeats`` times (same input, warm page cache); keep the fastest run.
+
+    Every reader gets the same treatment, so the ratios compare best cases and
+    a neighbour's burst of CPU on this shared machine does not decide them.
+    """
+    runs = [run(cmd, **kw) for _ in range(repeats)]
+    ok = [r for r in runs if r["ok"]]
+    if not ok:
+        return runs[0]
+
+    def key(r: dict) -> float:
+        out = r.get("out", "")
+        return json.loads(out).get("parse_s") or r["wall_s"] if out.startswith("{") else r["wall_s"]
+
+    best = min(ok, key=key)
+    best["runs"] = len(ok)
+    return best
+
+
 def run(cmd: list[str], **kw) -> dict:
     """Run ``cmd`` once: wall and CPU seconds, peak RSS (MiB) and its stdout.
 
@@ -181,8 +204,10 @@ def peer_python() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=2_000_000, help="input size in lines (default 2,000,000)")
+    ap.add_argument("--repeats", type=int, default=REPEATS, help="runs per reader; the fastest is kept (default 3)")
     ap.add_argument("--keep", type=Path, help="keep captures and input in this directory")
     args = ap.parse_args(argv)
+    rep = max(1, args.repeats)
     work = args.keep or Path(tempfile.mkdtemp(prefix="wb-strace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -198,19 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ)
         env.pop("WORKBENCH_NO_NATIVE", None)
         results: dict[str, dict] = {}
-        results["cat"] = run(["cat", str(data)], env=env)
+        results["cat"] = best_of(["cat", str(data)], rep, env=env)
         child = ["-c", textwrap.dedent(CHILD)]
-        results["baseline (pandas+pyarrow imported)"] = run([PY, *child, str(data), "baseline"], env=env)
+        results["baseline (pandas+pyarrow imported)"] = best_of([PY, *child, str(data), "baseline"], rep, env=env)
         if native_available():
-            results["read_strace native"] = run([PY, *child, str(data), "native"], env=env)
-            results["read_strace native, 2 threads"] = run([PY, *child, str(data), "native"],
+            results["read_strace native"] = best_of([PY, *child, str(data), "native"], rep, env=env)
+            results["read_strace native, 2 threads"] = best_of([PY, *child, str(data), "native"], rep,
                                                            env={**env, "WORKBENCH_THREADS": "2"})
         else:
             print("  native scanner not built: skipped")
-        results["read_strace reference"] = run([PY, *child, str(data), "reference"], env=env)
+        results["read_strace reference"] = best_of([PY, *child, str(data), "reference"], rep, env=env)
         peer = peer_python()
         if peer:
-            results["strace-process-tree 1.5.3"] = run([peer, "-c", textwrap.dedent(PEER), str(data)])
+            results["strace-process-tree 1.5.3"] = best_of([peer, "-c", textwrap.dedent(PEER), str(data)], rep)
 
         print(f"{'reader':36s} {'wall s':>8s} {'cpu s':>8s} {'lines/s':>12s} {'parse s':>8s} "
               f"{'parse lines/s':>14s} {'peak RSS MiB':>13s}  rows")
