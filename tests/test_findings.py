@@ -46,3 +46,5 @@ def test_read_findings_last_one_wins() -> None:
 def test_format_value() -> None:
     assert format_value(1.23456, "ms") == "1.235 ms"
     assert format_value({"1": 0.5, "2": [1.0, 2]}) == "{1: 0.5, 2: [1, 2]}"
+    assert format_value({"10": 1, "5": 2, "100": 3}, "ms") == "{5: 2, 10: 1, 100: 3} ms"
+    assert format_value({"b": 1, "a": 2}) == "{b: 1, a: 2}"

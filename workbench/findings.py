@@ -84,6 +84,14 @@ def _key(k: Any) -> str:
     return str(k)
 
 
+def _ordered(d: dict) -> list[tuple[Any, Any]]:
+    """Items in numeric key order when every key is a number (JSON keys are strings: "10" < "5")."""
+    try:
+        return sorted(d.items(), key=lambda kv: float(kv[0]))
+    except (TypeError, ValueError):
+        return list(d.items())
+
+
 def format_value(value: Any, unit: str | None = None) -> str:
     """A short human rendering of a finding's value (used in notebooks and the index)."""
 
@@ -91,7 +99,7 @@ def format_value(value: Any, unit: str | None = None) -> str:
         if isinstance(v, float):
             return f"{v:.4g}"
         if isinstance(v, dict):
-            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in v.items()) + "}"
+            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in _ordered(v)) + "}"
         if isinstance(v, list):
             return "[" + ", ".join(fmt(x) for x in v) + "]"
         return str(v)
