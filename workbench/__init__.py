@@ -49,7 +49,7 @@ _LAZY = {
     "read_series": "workbench.counters",
 }
 _SUBMODULES = {
-    "counters", "lab", "latency", "latency_analysis", "latency_series", "models", "plots",
+    "counters", "engine", "lab", "latency", "latency_analysis", "latency_series", "models", "plots",
     "report", "sim", "stalls", "stats", "syscalls",
 }
 

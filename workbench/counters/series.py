@@ -21,6 +21,7 @@ zero) or, when ``wrap_bits`` says the counter is N-bit, as a ``wrap`` — never 
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -191,13 +192,39 @@ def _from_dir(root: Path, host: str | None, strict: bool, rows: list, rejects: l
         _load_one(str(f), "/" + "/".join(rest), text, h, ts, strict, rows, rejects)
 
 
+def _dask_parts(items: list) -> list[Path]:
+    """One part per marker log (a directory's ``*.snapshots`` each) or per snapshot tree."""
+    parts: list[Path] = []
+    for it in items:
+        if isinstance(it, str) and "\n" in it:
+            raise ValueError('engine="dask" reads files: give paths of snapshot logs or directories, not text')
+        p = resolve(it)
+        logs = sorted(p.glob("*.snapshots")) if p.is_dir() else []
+        parts.extend(logs or [p])
+    return parts
+
+
 def read_series(source: str | os.PathLike | list, *, host: str | None = None,
-                strict: bool = False) -> pd.DataFrame:
+                strict: bool = False, engine: str = "pandas", client=None) -> pd.DataFrame:
     """Read snapshot series (marker logs, snapshot directories, or a list of them) into one long frame.
 
     Returns the long counters frame (:data:`COUNTERS_SCHEMA`) sorted by timestamp; inputs
     that could not be read are in ``attrs['rejects']`` (``strict=True`` raises instead).
+
+    ``engine="dask"`` (paths only) returns a dask DataFrame with the same columns and
+    dtypes: one lazy partition per marker log (each ``*.snapshots`` of a directory) or
+    snapshot tree, sorted by timestamp **within** its partition, partitions in source
+    order (not merged by time across them as here). ``client``: None (current Client,
+    else a local in-process cluster), a scheduler address or a Client. Rejects:
+    :func:`workbench.engine.rejects` / :func:`workbench.engine.compute`.
     """
+    from ..engine import check_engine
+
+    if check_engine(engine, source):
+        from ..engine import dask_frame
+
+        parts = _dask_parts(source if isinstance(source, list) else [source])
+        return dask_frame(parts, functools.partial(read_series, host=host, strict=strict), client=client)
     items = source if isinstance(source, list) else [source]
     rows: list[tuple] = []
     rejects: list = []

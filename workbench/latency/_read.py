@@ -1,6 +1,7 @@
 """The single entry point of the latency loaders."""
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
@@ -106,6 +107,16 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict, cache,
     return frame
 
 
+def _read_part(path: Path, *, fmt: str | None, strict: bool, options: dict, cache,
+               progress: bool) -> pd.DataFrame:
+    """One file of a dask read: the pandas frame with its ``file`` column, validated."""
+    fr = _read_file(path, fmt, strict, options, cache, progress)
+    attrs = fr.attrs
+    out = fr.assign(file=str(path))
+    out.attrs = attrs
+    return validate(out, SAMPLES_SCHEMA if attrs["kind"] == "samples" else DISTRIBUTION_SCHEMA)
+
+
 def read_latency(
     source: Source,
     format: str | None = None,
@@ -118,6 +129,8 @@ def read_latency(
     metric: str | None = None,
     cache: bool | str | os.PathLike = False,
     progress: bool | None = None,
+    engine: str = "pandas",
+    client=None,
 ) -> pd.DataFrame:
     """Read latency samples or a latency distribution from any supported source.
 
@@ -142,13 +155,31 @@ def read_latency(
     (latency_s, percentile and/or count, …; :data:`DISTRIBUTION_SCHEMA`), see
     :mod:`workbench.latency`. Several files are concatenated with a ``file``
     column; they must give the same kind of frame.
+
+    ``engine="dask"`` (files only) returns a dask DataFrame instead: one lazy
+    partition per file, the same columns and dtypes as the pandas frame of
+    several files (always with the ``file`` column), files in the given order;
+    ``client`` is None (current Client, else a local in-process cluster), a
+    scheduler address or a Client. Rejects: :func:`workbench.engine.rejects` or
+    :func:`workbench.engine.compute`; see :mod:`workbench.engine`.
     """
+    from ..engine import check_engine
+
+    use_dask = check_engine(engine, source)
     fmt = canonical_format(format) if format is not None else None
     if unit is not None:
         unit_seconds(unit, "latency unit")
     options = {"unit": unit, "latency_column": latency_column, "timestamp_column": timestamp_column,
                "timestamp_unit": timestamp_unit, "metric": metric}
     items = resolve_sources(source)
+    if use_dask:
+        from ..engine import dask_frame
+
+        if not all(isinstance(x, Path) for x in items):
+            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, not text')
+        load = functools.partial(_read_part, fmt=fmt, strict=strict, options=options, cache=cache,
+                                 progress=bool(progress))
+        return dask_frame(items, load, client=client)
     names = [str(x) if isinstance(x, Path) else x.name for x in items]
     show = progress if progress is not None else len(items) > 1
     frames = []

@@ -1,6 +1,7 @@
 """read_strace: sources, format sniffing, chunked feeding, frame building, -C self-check."""
 from __future__ import annotations
 
+import functools
 import gc
 import glob as _glob
 import os
@@ -371,7 +372,8 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     out = pd.concat([f.assign(**{c: f[c].astype(object) for c in merged}) for f in frames],
                     ignore_index=True)
     for c, u in merged.items():
-        out[c] = pd.Categorical(out[c], categories=u.categories)
+        # object categories, as for a single file (pandas 3 would infer "str" here)
+        out[c] = pd.Categorical(out[c], categories=pd.Index(u.categories, dtype=object))
     # -ff files: merge by time (stable, so equal stamps keep file order)
     order = np.argsort(out["timestamp_s"].to_numpy(), kind="stable")
     return out.iloc[order].reset_index(drop=True)
@@ -394,6 +396,8 @@ def read_strace(
     pid_prefix: str | None = None,
     timestamps: str | None = None,
     check_summary: bool = True,
+    engine: str = "pandas",
+    client=None,
 ) -> pd.DataFrame:
     """Read strace output into one row per call, signal, exit or kill.
 
@@ -419,8 +423,25 @@ def read_strace(
     once. Colour escapes (``--color=always``) raise ParseError.
     ``cache`` (True or a directory) stores the result as Parquet keyed by the
     file contents so the next load of the same bytes skips parsing.
+
+    ``engine="dask"`` (files only) returns a dask DataFrame with the same
+    columns and dtypes: one lazy partition per trace, where a trace is one file
+    or a whole ``-ff`` set (``NAME.<pid>`` files of one directory with the same
+    NAME, merged by time inside its partition exactly as here). Rows are in
+    trace order within each partition and partitions follow the order of the
+    sources: unlike the pandas path, separate traces are **not** merged by time
+    (``frame.sort_values("timestamp_s")`` if that is wanted). ``client``: None
+    (current Client, else a local in-process cluster), a scheduler address or a
+    Client. Rejects: :func:`workbench.engine.rejects` /
+    :func:`workbench.engine.compute` (which also give each trace's other attrs).
     """
+    from ..engine import check_engine
     from .summary import parse_summary_table
+
+    if check_engine(engine, source):
+        opts = dict(strict=strict, native=native, progress=False, cache=cache, pid_prefix=pid_prefix,
+                    timestamps=timestamps, check_summary=check_summary)
+        return _dask_strace(_sources(source), opts, client)
 
     if native is None:
         use_native = native_available()
@@ -466,6 +487,28 @@ def read_strace(
     if key is not None:
         _cache.store(key, cache, frame)
     return _finish(frame, strict, check_summary)
+
+
+def _read_trace(paths: list[Path], opts: dict) -> pd.DataFrame:
+    return read_strace(paths, **opts)
+
+
+def _dask_strace(sources: list[tuple[str, object]], opts: dict, client):
+    """One partition per trace: a single file, or an -ff set (merged by time within it)."""
+    from ..engine import dask_frame
+
+    traces: dict[tuple[str, str], list[Path]] = {}
+    for i, (_, obj) in enumerate(sources):
+        if not isinstance(obj, Path):
+            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, not text')
+        ff = _FF_NAME.search(obj.name) is not None
+        key = (str(obj.parent), _FF_NAME.sub("", obj.name)) if ff else ("", str(i))
+        traces.setdefault(key, []).append(obj)
+    parts = list(traces.values())
+    names = [str(p[0]) if len(p) == 1 else f"{p[0].parent / _FF_NAME.sub('', p[0].name)}.* ({len(p)} files)"
+             for p in parts]
+    return dask_frame(parts, functools.partial(_read_trace, opts=opts), names=names, client=client,
+                      known_categories=("kind",))
 
 
 def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool) -> pd.DataFrame:

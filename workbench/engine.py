@@ -1,0 +1,206 @@
+"""Many files through Dask: one lazy partition per file, the loader's own schema.
+
+:func:`dask_frame` turns a list of parts (a file, or a group of files read
+together) and a per-part pandas loader into a dask DataFrame with one partition
+per part. Its columns and dtypes are exactly those of the loader's pandas frame
+(the loader's schema, validated per part): the first part is read once up
+front, on the cluster, to learn them (the ``meta``); every other part must give
+the same columns and dtypes, else a :class:`~workbench.errors.SchemaError` names
+it. Categorical columns whose categories differ by part (for example strace's
+``syscall``) come back as the union of categories in partition order.
+
+Rejected lines cannot ride on a dask frame (it has no per-partition attrs), so
+they are kept apart: :func:`rejects` computes them for a frame a loader
+returned, and :func:`compute` computes frame and rejects in one pass (each file
+parsed once) and returns a pandas frame with ``attrs["rejects"]`` and
+``attrs["parts"]`` (each part's other attrs). ``strict=True`` raises on the
+first reject as in the pandas path.
+
+Where it runs (``client=``): None uses the current distributed Client if there
+is one, else starts an in-process :class:`distributed.LocalCluster` once
+(``processes=False``, one worker, at most 4 threads, status pages on
+127.0.0.1 only; closed at exit): no data
+is copied between processes, and the C strace scanner releases the GIL. For
+process parallelism, start a cluster yourself and pass its address
+(``"tcp://host:8786"``; its Client becomes the default, so ``frame.compute()``
+runs there) or a Client (used to learn the columns; ``frame.compute()`` runs on
+the default Client: use ``with client.as_current():`` or ``client.compute``).
+Workers must be able to read the paths.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .errors import SchemaError
+from .schema import rejects_frame
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    from distributed import Client
+
+ENGINES = ("pandas", "dask")
+_PARTS_ATTR = "_workbench_parts"
+_local: list = []  # [LocalCluster, Client] once started
+#: the local cluster's status pages listen on loopback only, on free ports
+LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0", "worker_dashboard_address": "127.0.0.1:0"}
+
+
+def check_engine(engine: str, source: object) -> bool:
+    """True for engine="dask" (after checking that ``source`` names files), False for "pandas"."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r}: expected one of {', '.join(map(repr, ENGINES))}")
+    if engine == "dask":
+        if hasattr(source, "read") or (isinstance(source, str) and ("\n" in source or "\r" in source)):
+            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, '
+                             'not text or an open stream (use engine="pandas" for those)')
+    return engine == "dask"
+
+
+def get_client(client: Client | str | None = None) -> Client:
+    """The distributed Client to use: given, connected to an address, current, or a local in-process one."""
+    from distributed import Client, LocalCluster
+
+    if isinstance(client, Client):
+        return client
+    if isinstance(client, str):
+        address = client if "://" in client else "tcp://" + client
+        try:
+            current = Client.current()
+            if current.scheduler.address == address:
+                return current
+        except ValueError:
+            pass
+        return Client(address, set_as_default=True)
+    if client is not None:
+        raise TypeError(f"client= must be None, a scheduler address or a Client, not {type(client).__name__}")
+    try:
+        return Client.current()
+    except ValueError:
+        pass
+    if _local and _local[1].status == "running":
+        return _local[1]
+    cluster = LocalCluster(processes=False, n_workers=1, threads_per_worker=min(4, os.cpu_count() or 1),
+                           **LOOPBACK_HTTP)
+    _local[:] = [cluster, Client(cluster, set_as_default=True)]
+    return _local[1]
+
+
+@atexit.register
+def _close_local() -> None:
+    for obj in reversed(_local):
+        obj.close()
+    _local.clear()
+
+
+def _strip(frame: pd.DataFrame, meta: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The part's frame without attrs, checked against the first part's columns and dtypes."""
+    got = {c: str(t) if not isinstance(t, pd.CategoricalDtype) else "category" for c, t in frame.dtypes.items()}
+    want = {c: str(t) if not isinstance(t, pd.CategoricalDtype) else "category" for c, t in meta.dtypes.items()}
+    if got != want:
+        diff = sorted(set(got.items()) ^ set(want.items()))
+        raise SchemaError(f'{name}: engine="dask" needs every file to give the columns and dtypes of the first '
+                          f"one; these differ: {diff}; read it separately or with engine=\"pandas\"")
+    out = frame.copy(deep=False)
+    out.attrs = {}
+    return out
+
+
+def _rejects_of(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.attrs["rejects"]
+
+
+def _other_attrs(frame: pd.DataFrame) -> dict:
+    return {k: v for k, v in frame.attrs.items() if k != "rejects"}
+
+
+def _empty_meta(frame: pd.DataFrame) -> pd.DataFrame:
+    from dask.dataframe.utils import clear_known_categories
+
+    meta = frame.iloc[:0].copy()
+    meta.attrs = {}
+    # categories learned from one file would be wrong for the others: mark them unknown
+    varying = [c for c, t in meta.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
+    return clear_known_categories(meta, cols=varying) if varying else meta
+
+
+def dask_frame(
+    parts: Sequence[Any],
+    load: Callable[[Any], pd.DataFrame],
+    *,
+    names: Sequence[str] | None = None,
+    client: Client | str | None = None,
+    known_categories: Sequence[str] = (),
+) -> dd.DataFrame:
+    """A dask DataFrame with one lazy partition per part, ``load(part)`` giving each (validated) frame.
+
+    Columns and dtypes: those of ``load``'s frames (the loader's schema).
+    ``names`` label the parts in errors (default ``str(part)``);
+    ``known_categories``: categorical columns whose categories are fixed by the
+    schema (kept known in the meta). Rejects: :func:`rejects` / :func:`compute`.
+    """
+    import dask
+    import dask.dataframe as dd
+    from dask import delayed
+
+    if not parts:
+        raise ValueError('engine="dask": no files to read')
+    names = [str(p) for p in parts] if names is None else list(names)
+    cl = get_client(client)
+    loaded = [delayed(load, pure=False)(p) for p in parts]
+    first = cl.compute(loaded[0]).result()
+    meta = _empty_meta(first)
+    for c in known_categories:
+        meta[c] = meta[c].astype(first[c].dtype)
+    pieces = [delayed(_strip, pure=True)(x, meta, n) for x, n in zip(loaded, names, strict=True)]
+    # keep the loaders' exact dtypes (object and pandas "str" columns), no conversion to pyarrow strings
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = dd.from_delayed(pieces, meta=meta, verify_meta=False)
+    object.__setattr__(frame, _PARTS_ATTR, loaded)
+    return frame
+
+
+def _parts_of(frame: dd.DataFrame) -> list:
+    parts = getattr(frame, _PARTS_ATTR, None)
+    if parts is None:
+        raise ValueError('rejects are kept for the frame a loader returned with engine="dask" '
+                         "(not for frames derived from it); call rejects()/compute() on that frame")
+    return parts
+
+
+def rejects(frame: dd.DataFrame) -> pd.DataFrame:
+    """Every rejected line of every part (source, line, text, reason); parses the files again."""
+    import dask
+    from dask import delayed
+
+    parts = _parts_of(frame)
+    (tables,) = dask.compute([delayed(_rejects_of)(p) for p in parts])
+    return _join_rejects(tables)
+
+
+def _join_rejects(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    rows = [r for t in tables for r in t.itertuples(index=False, name=None)]
+    return rejects_frame(rows)
+
+
+def compute(frame: dd.DataFrame) -> pd.DataFrame:
+    """Compute a loader's dask frame and its rejects in one pass (each file parsed once).
+
+    Returns the pandas frame with ``attrs["rejects"]`` (all parts) and
+    ``attrs["parts"]`` (each part's other attrs, in partition order).
+    """
+    import dask
+    from dask import delayed
+
+    parts = _parts_of(frame)
+    with warnings.catch_warnings():  # one graph for both kinds of collection is the point here
+        warnings.filterwarnings("ignore", message="Computing mixed collections", category=UserWarning)
+        out, tables, attrs = dask.compute(frame, [delayed(_rejects_of)(p) for p in parts],
+                                          [delayed(_other_attrs)(p) for p in parts])
+    out.attrs = {"rejects": _join_rejects(tables), "parts": attrs}
+    return out
