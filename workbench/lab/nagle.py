@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import ipaddress
 import math
 import os
 import selectors
@@ -101,16 +100,9 @@ CSV_COLUMNS: dict[str, str] = {
 
 def check_loopback(host: str) -> str:
     """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1, localhost); else raise ValueError."""
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        addr = ipaddress.ip_address(host)
-    except ValueError:
-        raise ValueError(f"the nagle lab only talks to loopback addresses; {host!r} is not an IP literal "
-                         "(use 127.0.0.1, ::1 or localhost)") from None
-    if not addr.is_loopback:
-        raise ValueError(f"the nagle lab only talks to loopback addresses (127.0.0.0/8, ::1); refusing {host}")
-    return host
+    from ._net import check_loopback as _check  # imported here: the server runs this file via runpy
+
+    return _check(host, "nagle")
 
 
 def _check_options(options: Iterable[str]) -> frozenset[str]:

@@ -37,7 +37,6 @@ import contextlib
 import csv
 import ctypes
 import errno as _errno
-import ipaddress
 import json
 import os
 import platform
@@ -262,15 +261,11 @@ def _child_main(argv: list[str]) -> int:
 
 def check_loopback(host: str) -> str:
     """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1, localhost); else raise ValueError."""
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        addr = ipaddress.ip_address(host)
-    except ValueError:
-        raise ValueError(f"the stalls lab only talks to loopback addresses; {host!r} is not an IP literal") from None
-    if not addr.is_loopback:
-        raise ValueError(f"the stalls lab only talks to loopback addresses (127.0.0.0/8, ::1); refusing {host}")
-    return host
+    from ._net import (
+        check_loopback as _check,  # imported here: this file also runs as a bare script
+    )
+
+    return _check(host, "stalls")
 
 
 def require_strace() -> str:
