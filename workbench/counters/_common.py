@@ -1,11 +1,8 @@
 """Shared pieces of the counter loaders: inputs, reject collection, the long frame."""
 from __future__ import annotations
 
-import glob
 import io
 import math
-import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -14,10 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParseError
-from ..paths import resolve
 from ..schema import Column, Schema, attach_rejects, validate
-
-Source = str | os.PathLike | TextIO | Iterable[str | os.PathLike]
+from ..sources import Source, Stream, Text, read_stream, split_sources
 
 COUNTERS_SCHEMA = Schema(
     name="counters",
@@ -68,16 +63,6 @@ def _read_path(p: Path) -> Input:
     return Input(str(p), p.read_bytes().decode("utf-8", errors="replace"))
 
 
-def _expand(item: str | os.PathLike) -> list[Path]:
-    s = os.fspath(item)
-    if any(ch in s for ch in "*?["):
-        hits = sorted(glob.glob(os.path.expanduser(s)))
-        if not hits:
-            raise FileNotFoundError(f"{s}: the pattern matches no file")
-        return [Path(h) for h in hits]
-    return [resolve(s)]
-
-
 def open_inputs(source: Source, what: str) -> list[Input]:
     """Named texts from a path, glob, list of paths, open text stream or a string of text.
 
@@ -85,34 +70,19 @@ def open_inputs(source: Source, what: str) -> list[Input]:
     (a glob when it contains ``*?[``). Directories are expanded to their files
     (sorted, recursively). ``what`` names the format in error messages.
     """
-    if hasattr(source, "read") and not isinstance(source, (str, bytes, os.PathLike)):
-        text = source.read()  # type: ignore[union-attr]
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", errors="replace")
-        name = getattr(source, "name", None)
-        return [Input(str(name) if isinstance(name, str) else "<stream>", text)]
-    if isinstance(source, str) and ("\n" in source or "\r" in source):
-        return [Input("<text>", source)]
-    if isinstance(source, (str, os.PathLike)):
-        items: list[str | os.PathLike] = [source]
-    elif isinstance(source, Iterable):
-        items = list(source)
-        if not items:
-            raise ValueError(f"empty list of {what} sources")
-    else:
-        raise TypeError(f"cannot read {what} from {type(source).__name__}; give a path, glob, list, stream or text")
     out: list[Input] = []
-    for it in items:
-        if not isinstance(it, (str, os.PathLike)):
-            raise TypeError(f"a list of {what} sources must hold paths, got {type(it).__name__}")
-        for p in _expand(it):
-            if p.is_dir():
-                files = sorted(q for q in p.rglob("*") if q.is_file())
-                if not files:
-                    raise FileNotFoundError(f"{p}: directory holds no {what} file")
-                out.extend(_read_path(q) for q in files)
-            else:
-                out.append(_read_path(p))
+    for item in split_sources(source, what):
+        if isinstance(item, Text):
+            out.append(Input(item.name, item.text))
+        elif isinstance(item, Stream):
+            out.append(Input(item.name, read_stream(item.stream)))
+        elif item.is_dir():
+            files = sorted(q for q in item.rglob("*") if q.is_file())
+            if not files:
+                raise FileNotFoundError(f"{item}: directory holds no {what} file")
+            out.extend(_read_path(q) for q in files)
+        else:
+            out.append(_read_path(item))
     return out
 
 

@@ -1,18 +1,11 @@
 """Turn the ``source`` argument of a loader into named texts."""
 from __future__ import annotations
 
-import glob
 import gzip
-import io
-import os
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TextIO
 
-from ..paths import resolve
+from ..sources import Source, Text, read_stream, split_sources
 from ._common import Input
-
-Source = str | os.PathLike | TextIO | Iterable[str | os.PathLike]
 
 
 def read_path(p: Path) -> Input:
@@ -23,19 +16,14 @@ def read_path(p: Path) -> Input:
     return Input(str(p), text)
 
 
-def _expand(item: str | os.PathLike) -> list[Path]:
-    s = os.fspath(item)
-    if any(ch in s for ch in "*?["):
-        hits = sorted(glob.glob(os.path.expanduser(s), recursive=True))
-        if not hits:
-            raise FileNotFoundError(f"{s}: the pattern matches no file")
-        return [Path(h) for h in hits]
-    return [resolve(s)]
-
-
 def open_inputs(source: Source) -> list[Input]:
     """Named texts from a path, a glob, a list of paths, an open text stream or a string."""
     return [read_path(x) if isinstance(x, Path) else x for x in resolve_sources(source)]
+
+
+def _is_text(s: str) -> bool:
+    """A str is text when it holds a newline or starts with ``{`` (one-line JSON)."""
+    return "\n" in s or "\r" in s or s.lstrip().startswith("{")
 
 
 def resolve_sources(source: Source) -> list[Path | Input]:
@@ -44,24 +32,12 @@ def resolve_sources(source: Source) -> list[Path | Input]:
     A ``str`` containing a newline (or starting with ``{``, one-line JSON) is the
     text itself; otherwise it is a path (a glob pattern when it contains ``*?[``).
     """
-    if isinstance(source, io.TextIOBase) or (hasattr(source, "read") and not isinstance(source, (str, bytes))):
-        text = source.read()
-        if isinstance(text, bytes):
-            text = text.decode("utf-8-sig", errors="replace")
-        name = getattr(source, "name", None)
-        return [Input(str(name) if isinstance(name, str) else "<stream>", text.removeprefix("\ufeff"))]
-    if isinstance(source, str) and ("\n" in source or "\r" in source or source.lstrip().startswith("{")):
-        return [Input("<text>", source.removeprefix("\ufeff"))]
-    if isinstance(source, (str, os.PathLike)):
-        return list(_expand(source))
-    if isinstance(source, Iterable):
-        items = list(source)
-        if not items:
-            raise ValueError("empty list of sources")
-        paths: list[Path] = []
-        for it in items:
-            if not isinstance(it, (str, os.PathLike)):
-                raise TypeError(f"a list of sources must hold paths, got {type(it).__name__}")
-            paths.extend(_expand(it))
-        return list(paths)
-    raise TypeError(f"cannot read latency from {type(source).__name__}; give a path, glob, list, stream or text")
+    out: list[Path | Input] = []
+    for item in split_sources(source, "latency", is_text=_is_text):
+        if isinstance(item, Path):
+            out.append(item)
+        elif isinstance(item, Text):
+            out.append(Input(item.name, item.text.removeprefix("\ufeff")))
+        else:
+            out.append(Input(item.name, read_stream(item.stream, "utf-8-sig").removeprefix("\ufeff")))
+    return out

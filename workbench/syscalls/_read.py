@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import glob as _glob
 import os
 import re
 import warnings
@@ -16,6 +15,7 @@ import pyarrow as pa
 
 from ..errors import ParseError
 from ..schema import attach_rejects, validate
+from ..sources import Text, split_sources
 from . import _reference as ref
 from ._schema import STRACE_SCHEMA
 
@@ -68,28 +68,16 @@ def sniff(head: str) -> tuple[int, int]:
 
 # -- sources ------------------------------------------------------------------
 def _sources(source) -> list[tuple[str, object]]:
-    """[(name, path-or-text-or-stream)] for every accepted kind of source."""
-    if isinstance(source, (str, os.PathLike)) and not (isinstance(source, str) and "\n" in source):
-        s = str(source)
-        if any(ch in s for ch in "*?[") and not os.path.exists(s):
-            paths = sorted(_glob.glob(s))
-            if not paths:
-                raise FileNotFoundError(f"{s}: the pattern matches no file")
-            return [(p, Path(p)) for p in paths]
-        p = Path(s)
-        if not p.exists():
-            raise FileNotFoundError(f"{s}: no such strace file (pass text containing a newline to parse text)")
-        return [(s, p)]
-    if isinstance(source, str):
-        return [("<text>", source)]
-    if hasattr(source, "read"):
-        return [(getattr(source, "name", "<stream>"), source)]
-    if isinstance(source, Iterable):
-        out: list[tuple[str, object]] = []
-        for s in source:
-            out.extend(_sources(s))
-        return out
-    raise TypeError(f"read_strace: cannot read {type(source).__name__}; give a path, glob, list, stream or text")
+    """[(name, path-or-text-or-stream)] for every accepted kind of source (streams stay unread)."""
+    out: list[tuple[str, object]] = []
+    for item in split_sources(source, "strace"):
+        if isinstance(item, Path):
+            out.append((str(item), item))
+        elif isinstance(item, Text):
+            out.append((item.name, item.text))
+        else:
+            out.append((item.name, item.stream))
+    return out
 
 
 def _blocks(obj, start: int = 0, stop: int | None = None) -> Iterable[bytes | memoryview]:
