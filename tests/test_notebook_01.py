@@ -62,6 +62,8 @@ def test_notebook_01_bundled_capture(tmp_path: Path) -> None:
     assert f["slowest_non_futex_syscall"] == "poll" and f["slowest_non_futex_syscall_ms"] < 200
     assert f["control_stall_verdict"] == "no effect"
     assert f["interference_ratio"] > 1.2 and f["interference_ratio_ci"][0] > 1.0
+    assert f["interference_verdict"] == "interference"
+    assert f["ping_p99_ms"] < 5  # the loopback baseline is flat next to 250 ms stalls
     assert f["overnight_change_points"] >= 2
     assert f["uptime_spearman_rho"] is not None and abs(f["uptime_spearman_rho"]) < 0.3
 

@@ -27,6 +27,10 @@ def test_bundled_data_reproduces_the_investigation(tmp_path: Path) -> None:
     assert 127 <= f["fetched_per_read_kib"] <= 167
     assert 0.5 <= f["fetched_per_request_mib"] <= 0.8
     assert 28 <= f["read_write_ratio"] <= 34
+    assert 906 * 0.95 <= f["cumulative_read_gb"] <= 906 * 1.05  # published: 906 GB read
+    assert 29 * 0.95 <= f["cumulative_write_gb"] <= 29 * 1.05  # and 29 GB written
+    assert 0.5 <= f["baseline_bytes_per_request_mib"] <= 0.8  # config-lookup baseline ≈ 0.65 MiB
+    assert f["requested_per_read_kib"] * 11 <= f["fetched_per_read_kib"]
     assert 4 <= f["private_over_public_rx"] <= 12
     assert 15 <= f["private_rx_over_tx"] <= 23
     assert f["profiler_vs_anchor_ratio"] == pytest.approx(1 / 30, rel=0.15)

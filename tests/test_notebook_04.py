@@ -31,6 +31,8 @@ def test_notebook_04_default_findings(tmp_path: Path) -> None:
     assert f["lab_passes_per_yield"] == pytest.approx(1.0, abs=0.1)
     assert f["offload_speedup"] > 10
     assert f["offload_spread_ratio"] < 0.1
+    assert f["lab_fit_r2"] > 0.95
+    assert f["offloaded_passes"] < 6  # a fixed few loop passes, not one per file operation
     # the timeout risk: 8 sections, median loop pass 25 ms (lognormal σ 0.5), 200 instances, 10 s
     assert 0.4 < f["timeout_risk"] < 0.95
     rlo, rhi = f["timeout_risk_ci"]
