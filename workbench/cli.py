@@ -62,7 +62,8 @@ def _labs() -> dict[str, object]:
     return found
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
+    """The command line; ``with_labs=False`` skips importing the experiment modules (slow imports)."""
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -85,13 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lab", help="run a real experiment on this machine")
     labsub = p.add_subparsers(dest="experiment", required=True)
-    for _name, mod in sorted(_labs().items()):
+    for _name, mod in sorted(_labs().items() if with_labs else ()):
         mod.add_parser(labsub)  # type: ignore[attr-defined]
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(with_labs=bool(argv) and argv[0] == "lab").parse_args(argv)
     return int(args.func(args) or 0)
 
 
