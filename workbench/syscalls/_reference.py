@@ -317,6 +317,8 @@ _TAIL_PAT = (r"\) += ((-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?(?: (E[A-Z
 
 # row layout (one list per row; columns are formed in finish())
 KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
+_ROW = {"kind": KIND, "pid": PID, "ts": TS, "end": END, "dur": DUR, "name": NAME, "args": ARGS, "ret_text": RET,
+        "retval": RETVAL, "errno": ERRNO, "signal": SIGNAL, "backtrace": STACK, "line": LINE}
 
 
 def _fast_patterns(pid_mode: int, ts_mode: int):
@@ -832,29 +834,50 @@ class RefParser:
         if self.splice is not None:
             self.rejects.append((self.splice_line, self.splice, "record cut by a message at end of input"))
             self.splice = None
-        names = ("kind", "pid", "ts", "end", "dur", "name", "args", "ret_text", "retval", "errno",
-                 "signal", "backtrace", "line")
-        seq = list(zip(*self.rows, strict=True)) if self.rows else [()] * len(names)
-        out = dict(zip(names, seq, strict=True))
-        if self.chunks:
-            c = [list(chain.from_iterable(ch[j] for ch in self.chunks)) for j in range(9)]
-            lines, pid, ts, dur, name, args, ret, rv, errno = c
-            n = len(lines)
-            bt = [None] * n
-            for gi, text in self.cstack.items():
-                bt[gi] = text
-            order = np.argsort(np.asarray(list(out["line"]) + lines, dtype=np.int64), kind="stable")
-            ints = lambda a, b: np.asarray(list(a) + list(b), dtype=np.int64)[order]  # noqa: E731
-            out = {
-                "kind": ints(out["kind"], [K_CALL] * n), "pid": ints(out["pid"], pid),
-                "ts": ints(out["ts"], ts), "end": ints(out["end"], ts), "dur": ints(out["dur"], dur),
-                "name": ints(out["name"], name), "retval": ints(out["retval"], rv),
-                "errno": ints(out["errno"], errno), "signal": ints(out["signal"], [-1] * n),
-                "line": ints(out["line"], lines),
-                "args": pa.array(list(out["args"]) + args, type=pa.large_string()).take(order),
-                "ret_text": pa.array(list(out["ret_text"]) + ret, type=pa.large_string()).take(order),
-                "backtrace": pa.array(list(out["backtrace"]) + bt, type=pa.large_string()).take(order),
-            }
+        from operator import itemgetter
+
+        rows = self.rows
+        nr = len(rows)
+        n = sum(len(ch[0]) for ch in self.chunks)
+        # the column chunks hold complete calls only: kind, signal and backtrace are constant there
+        chunk_cols = {"line": 0, "pid": 1, "ts": 2, "end": 2, "dur": 3, "name": 4, "retval": 7, "errno": 8}
+        chunk_const = {"kind": K_CALL, "signal": -1}
+
+        def ints(key: str) -> np.ndarray:
+            col = np.fromiter(map(itemgetter(_ROW[key]), rows), dtype=np.int64, count=nr)
+            if not n:
+                return col
+            if key in chunk_const:
+                more = np.full(n, chunk_const[key], dtype=np.int64)
+            else:
+                j = chunk_cols[key]
+                more = np.fromiter(chain.from_iterable(ch[j] for ch in self.chunks), dtype=np.int64, count=n)
+            return np.concatenate([col, more])
+
+        def strings(key: str, j: int | None) -> pa.Array:
+            vals = list(map(itemgetter(_ROW[key]), rows))
+            if j is not None:
+                vals.extend(chain.from_iterable(ch[j] for ch in self.chunks))
+            return pa.array(vals, type=pa.large_string())
+
+        line = ints("line")
+        # rows in the order of their first line (the sequential rows and the chunks interleave)
+        order = None if not n else np.argsort(line, kind="stable")
+        out: dict = {"line": line if order is None else line[order]}
+        for key in ("kind", "pid", "ts", "end", "dur", "name", "retval", "errno", "signal"):
+            col = ints(key)
+            out[key] = col if order is None else col[order]
+        for key, j in (("args", 5), ("ret_text", 6)):
+            col = strings(key, j)
+            out[key] = col if order is None else col.take(order)
+        bt = strings("backtrace", None)
+        if n:
+            extra = [None] * n
+            if self.cstack:
+                for gi, text in self.cstack.items():
+                    extra[gi] = text
+            bt = pa.concat_arrays([bt, pa.array(extra, type=pa.large_string())]).take(order)
+        out["backtrace"] = bt
         out.update({
             "names": self.names.names, "errnos": self.errnos.names, "signals": self.signals.names,
             "messages": self.messages, "rejects": self.rejects, "summary": self.summary,
