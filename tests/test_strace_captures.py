@@ -72,6 +72,20 @@ def test_native_and_reference_frames_are_identical(path: Path) -> None:
         pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
 
 
+@pytest.mark.parametrize("path", WITH_SUMMARY + [DATA / "ff" / "trace.*"],
+                         ids=[p.stem for p in WITH_SUMMARY] + ["ff"])
+def test_reference_column_and_line_paths_are_identical(path: Path, monkeypatch) -> None:
+    """The reference scanner takes fast lines column by column; its line loop must give the same frame."""
+    from workbench.syscalls import _reference as ref
+
+    a = _read(path, "reference")
+    monkeypatch.setattr(ref.RefParser, "_force_seq", True)
+    b = _read(path, "reference")
+    pd.testing.assert_frame_equal(a, b)
+    for k in ("rejects", "messages"):
+        pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
+
+
 @pytest.mark.parametrize("scanner", SCANNERS)
 def test_split_calls_are_joined(scanner: str) -> None:
     path = DATA / "threads_futex.txt"

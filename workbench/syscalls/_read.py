@@ -302,7 +302,7 @@ def _scan(name: str, obj, pid_mode: int, ts_mode: int, fixed_pid: int, native: b
         gc.disable()
     try:
         for b in _blocks(obj):
-            p.feed(b if native else str(b, "latin-1"))
+            p.feed(b)
             if bar is not None:
                 bar.update(len(b))
             if p.colour is not None:

@@ -25,7 +25,6 @@ the message goes to the side table and the line is joined with the next one.
 from __future__ import annotations
 
 import re
-from itertools import chain
 
 KINDS = ("call", "unfinished", "signal", "stopped", "exit", "killed", "superseded")
 K_CALL, K_UNFINISHED, K_SIGNAL, K_STOPPED, K_EXIT, K_KILLED, K_SUPERSEDED = range(7)
@@ -367,11 +366,11 @@ class RefParser:
         self.splice: str | None = None
         self.splice_line = 0
         self._fast = _fast_patterns(pid_mode, ts_mode)
+        self._vpats = None  # the column-at-a-time tokenizer's patterns, made on first use
         self._hms: dict[str, int] = {}
         self.colour: tuple[int, str] | None = None  # first line with an ANSI colour escape
-        self.chunks: list[tuple] = []  # complete rows, as columns per block
-        self.ncomplete = 0
-        self.cstack: dict[int, str] = {}  # stack frames of complete rows
+        self.chunks: list[tuple] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
+        self.cstack: dict[tuple[int, int], str] = {}  # stack frames of rows kept as columns, by (chunk, index)
 
     # -- rows ---------------------------------------------------------------
     def _row(self, kind, pid, ts, lineno, name=-1, args="", ret_text=None, retval=NA,
@@ -429,17 +428,253 @@ class RefParser:
               for t in cols[kt + 3]]
         return cols, raw, dur, rv
 
-    def feed(self, text: str) -> None:
-        """Parse whole lines.
+    _force_seq = False  # tests set it to compare the two ways through a block
 
-        Complete calls (the commonest shape) are matched by one regex over the
-        block and converted column by column; the loop below only keeps their
-        place in the sequence (timestamps, stack frames). Every other line goes
-        through the sequential rules.
+    def feed(self, block: str | bytes | memoryview) -> None:
+        """Parse whole lines (text, or bytes read as Latin-1).
+
+        Bytes with a pid column (or one pid per file) and timestamps of the
+        ``-t/-tt/-ttt`` kinds go through ``_feed_vector``: the three
+        commonest shapes column by column, the Python loop only for the joins
+        and the other lines. Otherwise (or with a midnight inside the block, or
+        colour escapes) every line goes through ``_feed_seq``. Both give the
+        same rows.
         """
-        lines = text.split("\n")
+        n0 = self.lineno
+        if not isinstance(block, str):
+            block = bytes(block)
+            if b"\x1b[" not in block and self._feed_vector(block, n0):
+                self.lineno = n0 + block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
+                return
+            block = block.decode("latin-1")
+        lines = block.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        self._feed_seq(lines, n0)
+        self.lineno = n0 + len(lines)
+
+    def _intern(self, arr, table: _Intern):
+        """Codes of an Arrow string array in an intern table (-1 for nulls), as int64."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(arr)
+        codes = np.asarray([table(x) for x in enc.dictionary.to_pylist()] + [-1], dtype=np.int64)
+        idx = enc.indices.fill_null(len(codes) - 1).to_numpy(zero_copy_only=False)
+        return codes[idx]
+
+    def _feed_vector(self, block: bytes, n0: int) -> bool:
+        """A block through the column-at-a-time tokenizer (``_vector``); False (nothing done) where it does not apply.
+
+        Complete calls become one column chunk. The loop visits the halves and
+        the other lines in line order: it joins the halves with the pending map
+        exactly as ``_feed_seq`` does and hands every other line to the
+        sequential rules (``_line``), after giving halves still waiting a row of
+        their own so those rules see the same state. Timestamps are
+        ``raw + day_off``: that holds when no two adjacent fast lines step back
+        more than half a day (checked) and the first line after any other line
+        is checked against the clock that line left. A splice or a summary
+        table hands the rest of the block to ``_feed_seq``.
+        """
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from . import _vector
+
+        pid_mode, ts_mode = self.pid_mode, self.ts_mode
+        if (self._force_seq or pid_mode == PID_NONE or ts_mode == TS_REL or self.splice is not None
+                or self.in_summary or not block):
+            return False
+        if self._vpats is None:
+            self._vpats = _vector.patterns(pid_mode, ts_mode)
+        tb = _vector.tokenize(block, pid_mode, ts_mode, self._vpats)
+        if tb is None:
+            return False
+        n, shape, raw = tb.n, tb.shape, tb.raw
+        tod = ts_mode == TS_TOD
+        if tod:
+            fast = shape != _vector.OTHER
+            if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
+                return False  # a midnight inside the block: the sequential loop rolls the day over
+        fixed = self.fixed_pid
+        cpos, upos, rpos = tb.cpos, tb.upos, tb.rpos
+        U, R, C = tb.u, tb.r, tb.c
+        upid = U["pid"].tolist() if U["pid"] is not None else [fixed] * len(upos)
+        rpid = R["pid"].tolist() if R["pid"] is not None else [fixed] * len(rpos)
+        # names as codes local to the block; interned only for rows that are kept (the categories)
+        enc = pc.dictionary_encode(pa.concat_arrays([U["name"], R["name"]]))
+        loc = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        values = enc.dictionary.to_pylist()
+        ucode, rcode = loc[:len(upos)], loc[len(upos):]
+        ucl, rcl = ucode.tolist(), rcode.tolist()
+        glob: dict[int, int] = {}
+
+        def name_of(local: int) -> int:
+            c = glob.get(local)
+            if c is None:
+                c = glob[local] = self.names(values[local])
+            return c
+
+        def names_of(local: np.ndarray) -> np.ndarray:
+            table = np.full(len(values), -1, dtype=np.int64)
+            for v in np.unique(local).tolist():
+                table[v] = name_of(v)
+            return table[local]
+        uidx = np.full(n, -1, dtype=np.int64)
+        uidx[upos] = np.arange(len(upos))
+        ridx = np.full(n, -1, dtype=np.int64)
+        ridx[rpos] = np.arange(len(rpos))
+        events = np.flatnonzero(shape != _vector.COMPLETE)
+        ev_shape = shape[events].tolist()
+        ev_j = np.where(shape[events] == _vector.UNFINISHED, uidx[events], ridx[events]).tolist()
+        raw_l = raw.tolist() if raw is not None else None
+        rdur, rrv = R["dur"], R["retval"]
+        from bisect import bisect_left
+
+        cand = cpos.tolist()
+        day_off = self.day_off
+        if tod and shape[0] != _vector.OTHER and raw_l[0] + day_off < self.last_ts - HALF_DAY_NS:
+            day_off += DAY_NS
+        offsets = [(0, day_off)]  # (first line, day offset)
+        nch = len(self.chunks)
+        HC, HP, HL = nch, nch + 1, nch + 2  # this block's chunks: complete, joined halves, lone resumed
+        pending = self.pending
+        rows_append = self.rows.append
+        pair_u: list[int] = []
+        pair_r: list[int] = []
+        lone: list[int] = []
+        made: dict[int, list] = {}  # unfinished halves given a row of their own
+        last = self.last_row
+        seg = 0  # first line of the current run of fast lines
+        cut = n
+        starts, ends = tb.starts, tb.ends
+
+        def abs_ts(p: int) -> int:
+            if raw_l is None:
+                return NA
+            return raw_l[p] + day_off if tod else raw_l[p]
+
+        def unfinished_row(j: int) -> list:
+            p = int(upos[j])
+            ts = abs_ts(p)
+            row = [K_UNFINISHED, upid[j], ts, ts, NA, name_of(ucl[j]), U["args"][j].as_py(), "<unfinished ...>", NA,
+                   -1, -1, None, n0 + 1 + p]
+            rows_append(row)
+            made[j] = row
+            return row
+
+        for p, x, j in zip(events.tolist(), ev_shape, ev_j, strict=True):
+            if x == 1:  # unfinished half
+                pid = upid[j]
+                old = pending.get(pid)
+                if old is not None and old.__class__ is int:
+                    unfinished_row(old)  # superseded: it stays unfinished
+                pending[pid] = j
+                continue
+            if x == 2:  # resumed half
+                pid = rpid[j]
+                q = pending.pop(pid, None)
+                if q is None:
+                    lone.append(j)
+                    last = (HL, len(lone) - 1)
+                elif q.__class__ is int:
+                    if ucl[q] == rcl[j]:
+                        pair_u.append(q)
+                        pair_r.append(j)
+                        last = (HP, len(pair_u) - 1)
+                    else:
+                        pending[pid] = q
+                        lone.append(j)
+                        last = (HL, len(lone) - 1)
+                elif q[NAME] == name_of(rcl[j]):
+                    q[KIND] = K_CALL
+                    q[ARGS] += R["args"][j].as_py()
+                    q[END] = abs_ts(p)
+                    q[DUR] = int(rdur[j])
+                    q[RET] = R["ret"][j].as_py()
+                    q[RETVAL] = int(rrv[j])
+                    e = R["errno"][j].as_py()
+                    q[ERRNO] = -1 if e is None else self.errnos(e)
+                    last = q
+                else:
+                    pending[pid] = q
+                    lone.append(j)
+                    last = (HL, len(lone) - 1)
+                continue
+            # a line for the sequential rules: they see the state _feed_seq would leave
+            for pid, q in list(pending.items()):
+                if q.__class__ is int:
+                    pending[pid] = unfinished_row(q)
+            if p > seg:  # the run before it is all fast: its last line sets the clock and the last row
+                if tod:
+                    self.last_ts = raw_l[p - 1] + day_off
+                prev = shape[p - 1]
+                if prev == _vector.COMPLETE:
+                    last = (HC, bisect_left(cand, p) - 1)
+                elif prev == _vector.UNFINISHED:
+                    last = made[int(uidx[p - 1])]
+            self.last_row, self.day_off = last, day_off
+            self._line(block[starts[p]:ends[p]].decode("latin-1"), n0 + 1 + p)
+            last, day_off = self.last_row, self.day_off
+            if self.splice is not None or self.in_summary:
+                cut = p + 1
+                break
+            seg = p + 1
+            if tod and seg < n and shape[seg] != _vector.OTHER and raw_l[seg] + day_off < self.last_ts - HALF_DAY_NS:
+                day_off += DAY_NS
+            if day_off != offsets[-1][1]:
+                offsets.append((seg, day_off))
+        for pid, q in list(pending.items()):  # halves still waiting carry over as rows
+            if q.__class__ is int:
+                pending[pid] = unfinished_row(q)
+        if cut == n and n > seg:  # the block ends with a run of fast lines
+            if tod:
+                self.last_ts = raw_l[n - 1] + day_off
+            prev = shape[n - 1]
+            if prev == _vector.COMPLETE:
+                last = (HC, len(cand) - 1)
+            elif prev == _vector.UNFINISHED:
+                last = made[int(uidx[n - 1])]
+        self.last_row, self.day_off = last, day_off
+        # absolute timestamps of every line (day offset by line range)
+        if raw is None:
+            ts_all = np.full(n, NA, dtype=np.int64)
+        elif tod:
+            bounds = [o[0] for o in offsets] + [n]
+            off = np.repeat(np.asarray([o[1] for o in offsets], dtype=np.int64), np.diff(bounds))
+            ts_all = raw + off
+        else:
+            ts_all = raw
+        take = lambda arr, idx: arr.take(pa.array(np.asarray(idx, dtype=np.int64)))  # noqa: E731
+        ntaken = bisect_left(cand, cut)
+        cp = cpos[:ntaken]
+        k = np.arange(ntaken)
+        cts = ts_all[cp]
+        self.chunks.append((n0 + 1 + cp, C["pid"][:ntaken] if C["pid"] is not None else np.full(ntaken, fixed),
+                            cts, cts, C["dur"][:ntaken], self._intern(take(C["name"], k), self.names),
+                            take(C["args"], k), take(C["ret"], k), C["retval"][:ntaken],
+                            self._intern(take(C["errno"], k), self.errnos), np.full(ntaken, K_CALL)))
+        pu = np.asarray(pair_u, dtype=np.int64)
+        pr = np.asarray(pair_r, dtype=np.int64)
+        joined = pc.binary_join_element_wise(take(U["args"], pu), take(R["args"], pr), pa.scalar("", pa.large_string()))
+        self.chunks.append((n0 + 1 + upos[pu], np.asarray(upid, dtype=np.int64)[pu] if len(pu) else pu,
+                            ts_all[upos[pu]], ts_all[rpos[pr]], rdur[pr], names_of(ucode[pu]), joined, take(R["ret"], pr),
+                            rrv[pr], self._intern(take(R["errno"], pr), self.errnos), np.full(len(pu), K_CALL)))
+        lo = np.asarray(lone, dtype=np.int64)
+        self.chunks.append((n0 + 1 + rpos[lo], np.asarray(rpid, dtype=np.int64)[lo] if len(lo) else lo,
+                            ts_all[rpos[lo]], ts_all[rpos[lo]], rdur[lo], names_of(rcode[lo]), take(R["args"], lo),
+                            take(R["ret"], lo), rrv[lo], self._intern(take(R["errno"], lo), self.errnos),
+                            np.full(len(lo), K_CALL)))
+        if cut < n:
+            rest = block[starts[cut]:].decode("latin-1").split("\n")
+            if rest and rest[-1] == "":
+                rest.pop()
+            self._feed_seq(rest, n0 + cut)
+        return True
+
+    def _feed_seq(self, lines: list[str], n0: int) -> None:
+        """Every line through one sequential loop (any pid and timestamp mode)."""
         complete, unfinished, resumed = self._fast
         k = 1 if self.pid_mode == PID_COLUMN else 0
         nt = _TS_GROUPS[self.ts_mode]
@@ -457,8 +692,7 @@ class RefParser:
         pending = self.pending
         append = self.rows.append
         slow = self._line
-        n0 = self.lineno
-        colour = "\x1b[" in text
+        colour = any("\x1b[" in s for s in lines)
         plain = self.splice is None and not self.in_summary
         last = self.last_row
         cm = complete.match  # (an <unfinished ...> line never is a complete call)
@@ -469,7 +703,7 @@ class RefParser:
         taken: list[int] = []  # candidate positions taken as complete rows
         cts: list[int] = []  # their absolute timestamps
         ci = -1
-        gbase = self.ncomplete
+        nch = len(self.chunks)  # the chunk this call adds (if it takes complete rows)
         day_off, last_ts = self.day_off, self.last_ts  # TOD roll-over state, synced around calls
         for lineno, s, m in zip(range(n0 + 1, n0 + 1 + len(lines)), lines, ms, strict=True):
             if m is not None and bulk:
@@ -493,7 +727,7 @@ class RefParser:
                     elif rel:
                         self.rel_sum = _w(self.rel_sum + craw[ci])
                         cts.append(self.rel_sum)
-                    last = gbase + len(taken)
+                    last = (nch, len(taken))
                     taken.append(ci)
                     continue
                 shape = 0
@@ -592,7 +826,6 @@ class RefParser:
             last = row
         self.last_row = last
         self.day_off, self.last_ts = day_off, last_ts
-        self.lineno = n0 + len(lines)
         if taken:
             self._store_complete(ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt)
 
@@ -619,8 +852,8 @@ class RefParser:
         get_n, get_e = intern_n.codes.get, intern_e.codes.get
         name = [get_n(x) if x in intern_n.codes else intern_n(x) for x in ccols[kt]]
         errno = [-1 if x is None else (get_e(x) if x in intern_e.codes else intern_e(x)) for x in ccols[kt + 4]]
-        self.chunks.append((lines, pid, ts, cdur, name, list(ccols[kt + 1]), list(ccols[kt + 2]), crv, errno))
-        self.ncomplete += len(lines)
+        self.chunks.append((lines, pid, ts, ts, cdur, name, list(ccols[kt + 1]), list(ccols[kt + 2]), crv, errno,
+                            [K_CALL] * len(lines)))
 
     def _line(self, s: str, lineno: int) -> None:
         if self.splice is not None:
@@ -637,7 +870,7 @@ class RefParser:
             if row is None:
                 self.rejects.append((lineno, s, "stack frame before any record"))
                 return
-            if isinstance(row, int):  # a complete row kept as columns
+            if isinstance(row, tuple):  # a row kept as columns: (chunk, index)
                 old = self.cstack.get(row)
                 self.cstack[row] = s[3:] if old is None else old + "\n" + s[3:]
                 return
@@ -838,27 +1071,27 @@ class RefParser:
 
         rows = self.rows
         nr = len(rows)
-        n = sum(len(ch[0]) for ch in self.chunks)
-        # the column chunks hold complete calls only: kind, signal and backtrace are constant there
-        chunk_cols = {"line": 0, "pid": 1, "ts": 2, "end": 2, "dur": 3, "name": 4, "retval": 7, "errno": 8}
-        chunk_const = {"kind": K_CALL, "signal": -1}
+        chunks = self.chunks
+        n = sum(len(ch[0]) for ch in chunks)
+        # chunk columns: line, pid, ts, end, dur, name, args, ret, retval, errno, kind (lists or arrays)
+        chunk_cols = {"line": 0, "pid": 1, "ts": 2, "end": 3, "dur": 4, "name": 5, "retval": 8, "errno": 9,
+                      "kind": 10}
 
         def ints(key: str) -> np.ndarray:
             col = np.fromiter(map(itemgetter(_ROW[key]), rows), dtype=np.int64, count=nr)
             if not n:
                 return col
-            if key in chunk_const:
-                more = np.full(n, chunk_const[key], dtype=np.int64)
-            else:
-                j = chunk_cols[key]
-                more = np.fromiter(chain.from_iterable(ch[j] for ch in self.chunks), dtype=np.int64, count=n)
-            return np.concatenate([col, more])
+            if key == "signal":
+                return np.concatenate([col, np.full(n, -1, dtype=np.int64)])
+            j = chunk_cols[key]
+            return np.concatenate([col] + [np.asarray(ch[j], dtype=np.int64) for ch in chunks])
 
         def strings(key: str, j: int | None) -> pa.Array:
-            vals = list(map(itemgetter(_ROW[key]), rows))
-            if j is not None:
-                vals.extend(chain.from_iterable(ch[j] for ch in self.chunks))
-            return pa.array(vals, type=pa.large_string())
+            col = pa.array(list(map(itemgetter(_ROW[key]), rows)), type=pa.large_string())
+            if j is None or not n:
+                return col
+            return pa.concat_arrays([col] + [ch[j] if isinstance(ch[j], pa.Array)
+                                             else pa.array(ch[j], type=pa.large_string()) for ch in chunks])
 
         line = ints("line")
         # rows in the order of their first line (the sequential rows and the chunks interleave)
@@ -867,15 +1100,16 @@ class RefParser:
         for key in ("kind", "pid", "ts", "end", "dur", "name", "retval", "errno", "signal"):
             col = ints(key)
             out[key] = col if order is None else col[order]
-        for key, j in (("args", 5), ("ret_text", 6)):
+        for key, j in (("args", 6), ("ret_text", 7)):
             col = strings(key, j)
             out[key] = col if order is None else col.take(order)
         bt = strings("backtrace", None)
         if n:
             extra = [None] * n
             if self.cstack:
-                for gi, text in self.cstack.items():
-                    extra[gi] = text
+                first = np.cumsum([0] + [len(ch[0]) for ch in chunks]).tolist()
+                for (ch, i), text in self.cstack.items():
+                    extra[first[ch] + i] = text
             bt = pa.concat_arrays([bt, pa.array(extra, type=pa.large_string())]).take(order)
         out["backtrace"] = bt
         out.update({
