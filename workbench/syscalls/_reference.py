@@ -444,9 +444,11 @@ class RefParser:
         n0 = self.lineno
         if not isinstance(block, str):
             block = bytes(block)
-            if b"\x1b[" not in block and self._feed_vector(block, n0):
-                self.lineno = n0 + block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
-                return
+            if b"\x1b[" not in block:
+                lines = self._feed_vector(block, n0)
+                if lines is not None:
+                    self.lineno = n0 + lines
+                    return
             block = block.decode("latin-1")
         lines = block.split("\n")
         if lines and lines[-1] == "":
@@ -464,8 +466,9 @@ class RefParser:
         idx = enc.indices.fill_null(len(codes) - 1).to_numpy(zero_copy_only=False)
         return codes[idx]
 
-    def _feed_vector(self, block: bytes, n0: int) -> bool:
-        """A block through the column-at-a-time tokenizer (``_vector``); False (nothing done) where it does not apply.
+    def _feed_vector(self, block: bytes, n0: int) -> int | None:
+        """A block through the column-at-a-time tokenizer (``_vector``): its line count, or None (nothing
+        done) where it does not apply.
 
         Complete calls become one column chunk. The loop visits the halves and
         the other lines in line order: it joins the halves with the pending map
@@ -486,18 +489,18 @@ class RefParser:
         pid_mode, ts_mode = self.pid_mode, self.ts_mode
         if (self._force_seq or pid_mode == PID_NONE or ts_mode == TS_REL or self.splice is not None
                 or self.in_summary or not block):
-            return False
+            return None
         if self._vpats is None:
             self._vpats = _vector.patterns(pid_mode, ts_mode)
         tb = _vector.tokenize(block, pid_mode, ts_mode, self._vpats)
         if tb is None:
-            return False
+            return None
         n, shape, raw = tb.n, tb.shape, tb.raw
         tod = ts_mode == TS_TOD
         if tod:
             fast = shape != _vector.OTHER
             if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
-                return False  # a midnight inside the block: the sequential loop rolls the day over
+                return None  # a midnight inside the block: the sequential loop rolls the day over
         fixed = self.fixed_pid
         cpos, upos, rpos = tb.cpos, tb.upos, tb.rpos
         U, R, C = tb.u, tb.r, tb.c
@@ -758,7 +761,7 @@ class RefParser:
             if rest and rest[-1] == "":
                 rest.pop()
             self._feed_seq(rest, n0 + cut)
-        return True
+        return n
 
     def _feed_seq(self, lines: list[str], n0: int) -> None:
         """Every line through one sequential loop (any pid and timestamp mode)."""

@@ -177,8 +177,11 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
         raw[fast] = t
         pos = pos + 1  # the space before the body
     name_s = np.where(isr, pos + 5, pos)  # '<... NAME resumed>' or 'NAME('
-    # the name ends at the line's first '(' (a call, an unfinished half) or 8 bytes before its first '>'
-    name_e = np.where(isr, _next(buf, 62, name_s) - 8, _next(buf, 40, name_s))
+    # the name ends at the line's first '(' (a call, an unfinished half) or at the space before 'resumed>'
+    name_e = np.empty(len(fast), dtype=np.int64)
+    cu = ~isr
+    name_e[cu] = _next(buf, 40, name_s[cu])
+    name_e[isr] = _scan(buf, name_s[isr], e[isr], _NAMECH)
     a = np.where(isr, name_e + 9, name_e + 1)  # after ' resumed>' or '('
     z = np.where(isu, e - len(_UNF), split[fast])
     # return text: after ') += ', up to ' <duration>' or the end
@@ -189,7 +192,9 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     fixed = ~isu & (w[:, 0] == 32) & (w[:, 1] == 60) & (w[:, 3] == 46) & (w[:, 10] == 62) \
         & ((w[:, _DUR_AT] - 48) < 10).all(axis=1) & (e - 10 > ret_s)
     ends_gt = ~isu & ~fixed & (buf[e - 1] == 62)
-    lt_at = np.where(ends_gt, _scan_back(buf, e - 1, ret_s, _DURCH), np.where(fixed, e - 10, ret_s))
+    lt_at = np.where(fixed, e - 10, ret_s)
+    if ends_gt.any():
+        lt_at[ends_gt] = _scan_back(buf, e[ends_gt] - 1, ret_s[ends_gt], _DURCH)
     has_dur = fixed | (ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32))
     ret_e = np.where(isu, z, np.where(has_dur, lt_at - 1, e))
     # the value token ends at '<' (annotation), ' ' or the end of the return text
@@ -261,6 +266,7 @@ _SPACE = _table(b" ")
 _TOKEN = _table(b"0123456789abcdefx?-")
 _ERRCH = _table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _DURCH = _table(b"0123456789.")
+_NAMECH = _table(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
 def _scan(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: np.ndarray) -> np.ndarray:
