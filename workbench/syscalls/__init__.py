@@ -6,9 +6,9 @@ timestamps; ``-T``; ``-y/-yy`` annotations; ``-k`` stacks; ``-n/-i``; old and
 new ``<... resumed>`` spacing) exactly: when the trace ends with strace's own
 ``-c/-C`` table, the per-syscall call and error counts are checked against it.
 
-A C scanner does the work when built (``pip install -e .``); the pure-Python
-reference scanner is used otherwise (or with ``WORKBENCH_NO_NATIVE=1``) and both
-give identical frames.
+A C scanner does the work when built (``pip install -e .``); the reference
+scanner (Python, numpy and pyarrow; about 7 times slower) is used otherwise (or
+with ``WORKBENCH_NO_NATIVE=1``) and both give identical frames.
 """
 from ._read import native_available, read_strace
 from ._schema import STRACE_SCHEMA, SUMMARY_SCHEMA

@@ -1,9 +1,18 @@
-"""Reference strace tokenizer in pure Python.
+"""Reference strace tokenizer in Python (with numpy and pyarrow for the bulk of a block).
 
 It is the executable specification of the format: the native scanner
 (``_native.c``) implements the same state machine and must produce the same
 raw columns (checked by the test suite on real captures and generated traces).
 It is used automatically when the extension is not built.
+
+A block goes one of two ways, which give the same rows (tested both ways):
+
+* ``_feed_seq``: every line through the sequential rules below, with whole-line
+  regexes for the three commonest shapes (``_fast_patterns``);
+* ``_feed_vector``: with a pid column (or one pid per file) and ``-t/-tt/-ttt``
+  or no timestamps, those three shapes are tokenized column by column
+  (:mod:`._vector`), ``<unfinished ...>``/``<... resumed>`` halves are joined
+  per pid with numpy, and only the other lines meet the sequential rules.
 
 Per physical line (see ``docs`` in :mod:`workbench.syscalls`):
 

@@ -30,24 +30,21 @@ from . import _reference as ref
 
 COMPLETE, UNFINISHED, RESUMED, OTHER = 0, 1, 2, 3
 _UNF = b" <unfinished ...>"
-_TAIL = (r"\) += (?P<ret>(?P<tok>-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?"
-         r"(?: (?P<err>E[A-Z0-9_]+) \([^()\"<>\[\]\n]*\))?)(?: <(?P<di>[0-9]+)(?:\.(?P<df>[0-9]{1,9}))?>)?")
+_TAIL = (r"\) += (?:-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?"
+         r"(?: E[A-Z0-9_]+ \([^()\"<>\[\]\n]*\))?(?: <[0-9]+(?:\.[0-9]{1,9})?>)?")  # _TAIL_PAT, no groups
 _NAME = r"[A-Za-z0-9_]+"
 _POW = np.array([10 ** (9 - k) for k in range(10)], dtype=np.int64)
 
 
-def _head(pid_mode: int, ts_mode: int, named: bool) -> str:
-    def g(name: str, body: str) -> str:
-        return f"(?P<{name}>{body})" if named else f"(?:{body})"
-
+def _head(pid_mode: int, ts_mode: int) -> str:
+    """The pid column and timestamp before a record, as in ``_fast_patterns``."""
     out = "^"
     if pid_mode == ref.PID_COLUMN:
-        out += g("pid", "[0-9]+") + " +"
+        out += "[0-9]+ +"
     if ts_mode == ref.TS_TOD:
-        out += g("h", "[0-9][0-9]?") + ":" + g("m", "[0-9][0-9]") + ":" + g("s", "[0-9][0-9]")
-        out += r"(?:\." + g("f", "[0-9]{1,9}") + ")? "
+        out += r"[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,9})? "
     elif ts_mode == ref.TS_EPOCH:
-        out += g("sec", "[0-9]+") + r"(?:\." + g("f", "[0-9]{1,9}") + ")? "
+        out += r"[0-9]+(?:\.[0-9]{1,9})? "
     return out
 
 
@@ -63,13 +60,10 @@ def patterns(pid_mode: int, ts_mode: int) -> Patterns:
     The shapes exclude each other: after the head a resumed half has '<', the
     others a name; a call's return tail cannot end in ' <unfinished ...>'.
     """
-    h = _head(pid_mode, ts_mode, named=False)
-    tail = _TAIL
-    for g in ("ret", "tok", "err", "di", "df"):
-        tail = tail.replace(f"?P<{g}>", "?:")
+    h = _head(pid_mode, ts_mode)
     return Patterns(
-        any=h + "(?:" + _NAME + r"\((?:.* <unfinished \.\.\.>|.*" + tail + ")"
-        + r"|<\.\.\. " + _NAME + r" resumed>(?:[^ ].*)?" + tail + ")$",
+        any=h + "(?:" + _NAME + r"\((?:.* <unfinished \.\.\.>|.*" + _TAIL + ")"
+        + r"|<\.\.\. " + _NAME + r" resumed>(?:[^ ].*)?" + _TAIL + ")$",
         resumed_head=h + "<",
     )
 
@@ -94,98 +88,121 @@ class Block:
 
 def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block | None:
     """Fields of the fast lines of ``block`` (whole lines), or None when the block needs the sequential loop."""
+    if not block:
+        return None
     buf = np.frombuffer(block, dtype=np.uint8)
-    size = len(buf)
-    if size == 0:
-        return None
-    nl = np.flatnonzero(buf == 10)
-    ends = nl if block[-1:] == b"\n" else np.append(nl, size)
+    starts, ends, lines = _lines(block, buf)
     n = len(ends)
-    starts = np.empty(n, dtype=np.int64)
-    starts[0] = 0
-    starts[1:] = ends[:-1] + 1
-    ends = ends.astype(np.int64)
-    offs = np.empty(2 * n + 1, dtype=np.int64)
-    offs[0:2 * n:2] = starts
-    offs[1:2 * n:2] = ends
-    offs[2 * n] = size
-    data = pa.py_buffer(block)
-    both = pa.Array.from_buffers(pa.large_binary(), 2 * n, [None, pa.py_buffer(offs), data])
-    lines = both.take(pa.array(np.arange(0, 2 * n, 2)))
-    ok = np.ones(n, dtype=bool)
-    if buf.max() >= 0x80:
-        ok[np.searchsorted(ends, np.flatnonzero(buf >= 0x80), side="right")] = False
-    unf = pc.ends_with(lines, _UNF).to_numpy(zero_copy_only=False) & ok
-    shape = np.full(n, OTHER, dtype=np.int8)
-
-    good = ok & pc.match_substring_regex(lines, pats.any).to_numpy(zero_copy_only=False)
-    resumed = pc.match_substring_regex(lines, pats.resumed_head).to_numpy(zero_copy_only=False)
-    shape[good & unf] = UNFINISHED
-    shape[good & ~unf & resumed] = RESUMED
-    shape[good & ~unf & ~resumed] = COMPLETE
-    upos = np.flatnonzero(shape == UNFINISHED)
-    cpos = np.flatnonzero(shape == COMPLETE)
-    rpos = np.flatnonzero(shape == RESUMED)
-    # the closing parenthesis: one ') += ' in the line, or the line goes to the sequential rules
-    cr = np.sort(np.concatenate([cpos, rpos]))
-    split = np.zeros(n, dtype=np.int64)  # absolute position of that ')'
-    eqpos = np.zeros(n, dtype=np.int64)  # and of its '='
-    if len(cr):
-        paren, eq = _closings(buf)
-        line_of = np.searchsorted(ends, paren)
-        count = np.bincount(line_of, minlength=n)
-        once = count[cr] == 1
-        first = np.searchsorted(line_of, cr)  # candidates are in position order, so in line order
-        ok1 = cr[once]
-        split[ok1] = paren[first[once]]
-        eqpos[ok1] = eq[first[once]]
-        shape[cr[~once]] = OTHER
-        cpos = np.flatnonzero(shape == COMPLETE)
-        rpos = np.flatnonzero(shape == RESUMED)
+    shape, split, eqpos = _classify(buf, ends, lines, pats)
     fast = np.flatnonzero(shape != OTHER)
-    if not len(fast):
-        return None  # nothing to take in bulk: the sequential loop does it all
-    if (ends[fast] - starts[fast]).max() >= 1 << 31:
-        return None
-    # absolute cut points of the fast lines (their syntax is known: no searching beyond what is below)
-    b = starts[fast]
-    e = ends[fast]
+    if not len(fast) or (ends[fast] - starts[fast]).max() >= 1 << 31:
+        return None  # nothing to take in bulk (or a line beyond int32): the sequential loop does it all
+    # cut points of the fast lines: their syntax is known, so each field is found by a short scan or a
+    # fixed-width read (padding makes reads past the end of the block safe)
+    b, e = starts[fast], ends[fast]
     isr = shape[fast] == RESUMED
     isu = shape[fast] == UNFINISHED
-    pbuf = np.concatenate([buf, np.zeros(_PAD, dtype=np.uint8)])  # fixed-width reads past the end are safe
-    win = sliding_window_view(pbuf, _PAD)
+    win = sliding_window_view(np.concatenate([buf, np.zeros(_PAD, dtype=np.uint8)]), _PAD)
     pos = b.copy()
+    pid = None
     if pid_mode == ref.PID_COLUMN:
         pid, pos = _pid(buf, win, b, e)
         if pid is None:
             return None
-    else:
-        pid = None
     raw = None
-    if ts_mode == ref.TS_TOD:
-        t, pos = _tod(buf, win, pos, e)
-    elif ts_mode == ref.TS_EPOCH:
-        dot = _scan(buf, pos, e, _DIGIT)
-        if (dot - pos).max() >= 11:
-            return None
-        whole = _uint(buf, pos, dot)
-        if (whole > 9_223_372_035).any():
-            return None
-        t, pos = _fraction(buf, dot, e, whole * 1_000_000_000)
     if ts_mode in (ref.TS_TOD, ref.TS_EPOCH):
+        t, pos = _tod(buf, win, pos, e) if ts_mode == ref.TS_TOD else _epoch(buf, pos, e)
+        if t is None:
+            return None
         raw = np.zeros(n, dtype=np.int64)
         raw[fast] = t
         pos = pos + 1  # the space before the body
     name_s = np.where(isr, pos + 5, pos)  # '<... NAME resumed>' or 'NAME('
     # the name ends at the line's first '(' (a call, an unfinished half) or at the space before 'resumed>'
     name_e = np.empty(len(fast), dtype=np.int64)
-    cu = ~isr
-    name_e[cu] = _next(buf, 40, name_s[cu])
+    name_e[~isr] = _next(buf, 40, name_s[~isr])
     name_e[isr] = _scan(buf, name_s[isr], e[isr], _NAMECH)
-    a = np.where(isr, name_e + 9, name_e + 1)  # after ' resumed>' or '('
-    z = np.where(isu, e - len(_UNF), split[fast])
-    # return text: after ') += ', up to ' <duration>' or the end
+    a = np.where(isr, name_e + 9, name_e + 1)  # the arguments start after ' resumed>' or '('
+    z = np.where(isu, e - len(_UNF), split[fast])  # and end at ' <unfinished ...>' or ') += '
     ret_s = np.where(isu, z, eqpos[fast] + 2)
+    ret = _returns(block, buf, win, isu, ret_s, e)
+    if ret is None:
+        return None
+    ret_e, rv, err_s, err_e, has_err, dur = ret
+    # strings: one partition of the buffer per column kind, the wanted pieces taken out (copied once)
+    data = pa.py_buffer(block)
+    size = len(buf)
+    names = _pieces(data, size, name_s, name_e)
+    args = _pieces(data, size, a, z)
+    rets = _pieces(data, size, ret_s, ret_e)
+    errs = pc.if_else(pa.array(has_err), _pieces(data, size, err_s, err_e), pa.scalar(None, pa.large_string()))
+    where = np.full(n, -1, dtype=np.int64)
+    where[fast] = np.arange(len(fast))
+
+    def cols(p: np.ndarray, tail: bool) -> dict:
+        w = where[p]
+        k = pa.array(w)
+        d = {"pid": None if pid is None else pid[w], "name": names.take(k), "args": args.take(k)}
+        if tail:
+            d.update(ret=rets.take(k), retval=rv[w], errno=errs.take(k), dur=dur[w])
+        return d
+
+    cpos, upos, rpos = (np.flatnonzero(shape == k) for k in (COMPLETE, UNFINISHED, RESUMED))
+    return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
+                 c=cols(cpos, True), u=cols(upos, False), r=cols(rpos, True))
+
+
+def _lines(block: bytes, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Start and end (newline) offsets of every line, and the lines as an Arrow binary array."""
+    size = len(buf)
+    nl = np.flatnonzero(buf == 10)
+    ends = (nl if block[-1:] == b"\n" else np.append(nl, size)).astype(np.int64)
+    n = len(ends)
+    starts = np.empty(n, dtype=np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    offs = np.empty(2 * n + 1, dtype=np.int64)  # lines and newlines alternate; the lines are taken out
+    offs[0:2 * n:2] = starts
+    offs[1:2 * n:2] = ends
+    offs[2 * n] = size
+    both = pa.Array.from_buffers(pa.large_binary(), 2 * n, [None, pa.py_buffer(offs), pa.py_buffer(block)])
+    return starts, ends, both.take(pa.array(np.arange(0, 2 * n, 2)))
+
+
+def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array, pats: Patterns):
+    """Shape of every line, and for complete calls and resumed halves where their ``) += `` is."""
+    n = len(ends)
+    ok = np.ones(n, dtype=bool)
+    if buf.max() >= 0x80:  # the sequential rules decode other bytes
+        ok[np.searchsorted(ends, np.flatnonzero(buf >= 0x80), side="right")] = False
+    unf = pc.ends_with(lines, _UNF).to_numpy(zero_copy_only=False)
+    good = ok & pc.match_substring_regex(lines, pats.any).to_numpy(zero_copy_only=False)
+    resumed = pc.match_substring_regex(lines, pats.resumed_head).to_numpy(zero_copy_only=False)
+    shape = np.full(n, OTHER, dtype=np.int8)
+    shape[good & unf] = UNFINISHED
+    shape[good & ~unf & resumed] = RESUMED
+    shape[good & ~unf & ~resumed] = COMPLETE
+    # the closing parenthesis: one ') += ' in the line, or the line goes to the sequential rules
+    cr = np.flatnonzero((shape == COMPLETE) | (shape == RESUMED))
+    split = np.zeros(n, dtype=np.int64)  # absolute position of that ')'
+    eqpos = np.zeros(n, dtype=np.int64)  # and of its '='
+    if len(cr):
+        paren, eq = _closings(buf)
+        line_of = np.searchsorted(ends, paren)
+        once = np.bincount(line_of, minlength=n)[cr] == 1
+        first = np.searchsorted(line_of, cr)  # candidates are in position order, so in line order
+        split[cr[once]] = paren[first[once]]
+        eqpos[cr[once]] = eq[first[once]]
+        shape[cr[~once]] = OTHER
+    return shape, split, eqpos
+
+
+def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, ret_s: np.ndarray, e: np.ndarray):
+    """The return tail from ``ret_s``: where its text ends, the value, the errno name's span, the duration.
+
+    Returns (ret_end, retval, errno_start, errno_end, has_errno, duration_ns), or None for a duration
+    beyond int64 nanoseconds. Unfinished halves (``isu``) get empty spans and missing values.
+    """
     # a duration ' <S.F>' ends the line: digits and a dot back from the '>' to a '<' after a space;
     # the usual ' <S.ffffff>' is read in one step
     w = win[np.maximum(e - 11, 0), :11]
@@ -196,20 +213,8 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     if ends_gt.any():
         lt_at[ends_gt] = _scan_back(buf, e[ends_gt] - 1, ret_s[ends_gt], _DURCH)
     has_dur = fixed | (ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32))
-    ret_e = np.where(isu, z, np.where(has_dur, lt_at - 1, e))
-    # the value token ends at '<' (annotation), ' ' or the end of the return text
-    tok_e = _scan(buf, ret_s, ret_e, _TOKEN)
-    ann = (tok_e < ret_e) & (buf[np.minimum(tok_e, len(buf) - 1)] == 60)
-    after = tok_e.copy()
-    if ann.any():  # an annotation holds no '<' or '>': it ends at the first '>'
-        gt = np.flatnonzero(buf == 62)
-        after[ann] = gt[np.searchsorted(gt, tok_e[ann])] + 1
-    has_err = ~isu & (after + 1 < ret_e) & (buf[np.minimum(after, len(buf) - 1)] == 32) \
-        & (buf[np.minimum(after + 1, len(buf) - 1)] == 69)
-    err_s = np.where(has_err, after + 1, ret_e)
-    err_e = np.where(has_err, _scan(buf, err_s, ret_e, _ERRCH), ret_e)
-    # durations
-    dur = np.full(len(fast), ref.NA, dtype=np.int64)
+    ret_e = np.where(isu, ret_s, np.where(has_dur, lt_at - 1, e))
+    dur = np.full(len(e), ref.NA, dtype=np.int64)
     dur[fixed] = (w[fixed][:, _DUR_AT].astype(np.int64) - 48) @ _DUR_NS
     general = np.flatnonzero(has_dur & ~fixed)
     if len(general):
@@ -222,37 +227,40 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
         df0 = np.where(dfrac, d1 + 1, e_g)
         df1 = np.where(dfrac, e_g - 1, e_g)
         dur[general] = _uint(buf, d0, d1) * 1_000_000_000 + _uint(buf, df0, df1) * _POW[df1 - df0]
-    # return values: plain decimals here, the rest (hex, octal, '?', long) as the sequential rules read them
+    # the value token ends at '<' (annotation), ' ' or the end of the return text
+    last = len(buf) - 1
+    tok_e = _scan(buf, ret_s, ret_e, _TOKEN)
+    ann = (tok_e < ret_e) & (buf[np.minimum(tok_e, last)] == 60)
+    after = tok_e.copy()
+    if ann.any():  # an annotation holds no '<' or '>': it ends at the first '>'
+        after[ann] = _next(buf, 62, tok_e[ann]) + 1
+    has_err = ~isu & (after + 1 < ret_e) & (buf[np.minimum(after, last)] == 32) \
+        & (buf[np.minimum(after + 1, last)] == 69)
+    err_s = np.where(has_err, after + 1, ret_e)
+    err_e = np.where(has_err, _scan(buf, err_s, ret_e, _ERRCH), ret_e)
+    # values: plain decimals here, the rest (hex, octal, '?', long) as the sequential rules read them
     neg = buf[ret_s] == 45
     tl = tok_e - ret_s
-    first = buf[np.where(neg, ret_s + 1, ret_s)]
-    simple = ~isu & (tl < 19) & (first != 63) & ((buf[ret_s] != 48) | (tl == 1))
-    rv = np.full(len(fast), ref.NA, dtype=np.int64)
+    simple = ~isu & (tl < 19) & (buf[ret_s] != 63) & ((buf[ret_s] != 48) | (tl == 1))
+    rv = np.full(len(e), ref.NA, dtype=np.int64)
     mag = _uint(buf, np.where(simple, ret_s + neg, e), np.where(simple, tok_e, e))
     rv[simple] = np.where(neg, -mag, mag)[simple]
     odd = np.flatnonzero(~isu & ~simple)
     if len(odd):
-        rv[odd] = [ref._retval(block[x:y].decode("ascii")) for x, y in zip(ret_s[odd].tolist(), tok_e[odd].tolist(),
-                                                                              strict=True)]
-    # strings: one partition of the buffer per column kind, the wanted pieces taken out (copied once)
-    names = _pieces(data, size, fast, name_s, name_e)
-    args = _pieces(data, size, fast, a, z)
-    rets = _pieces(data, size, fast, ret_s, ret_e)
-    errs = _pieces(data, size, fast, err_s, err_e)
-    errs = pc.if_else(pa.array(has_err), errs, pa.scalar(None, pa.large_string()))
-    where = np.full(n, -1, dtype=np.int64)
-    where[fast] = np.arange(len(fast))
+        rv[odd] = [ref._retval(block[x:y].decode("ascii"))
+                   for x, y in zip(ret_s[odd].tolist(), tok_e[odd].tolist(), strict=True)]
+    return ret_e, rv, err_s, err_e, has_err, dur
 
-    def cols(p: np.ndarray, tail: bool) -> dict:
-        w = where[p]
-        k = pa.array(w)
-        d = {"pid": None if pid is None else pid[w], "name": names.take(k), "args": args.take(k)}
-        if tail:
-            d.update(ret=rets.take(k), retval=rv[w], errno=errs.take(k), dur=dur[w])
-        return d
 
-    return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
-                 c=cols(cpos, True), u=cols(upos, False), r=cols(rpos, True))
+def _epoch(buf: np.ndarray, pos: np.ndarray, e: np.ndarray):
+    """'S[.F]' at ``pos``: ns and where it ends; (None, None) beyond int64 nanoseconds."""
+    dot = _scan(buf, pos, e, _DIGIT)
+    if (dot - pos).max() >= 11:
+        return None, None
+    whole = _uint(buf, pos, dot)
+    if (whole > 9_223_372_035).any():
+        return None, None
+    return _fraction(buf, dot, e, whole * 1_000_000_000)
 
 
 def _table(chars: bytes) -> np.ndarray:
@@ -393,7 +401,7 @@ def _uint(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(p >= 0, d * _TEN[np.maximum(p, 0)], 0).sum(axis=1)
 
 
-def _pieces(data: pa.Buffer, size: int, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
+def _pieces(data: pa.Buffer, size: int, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
     """The byte ranges [lo, hi) (ordered, disjoint) of ``data`` as a large_string array."""
     cut = np.empty(2 * len(lo) + 2, dtype=np.int64)
     cut[0] = 0
