@@ -453,7 +453,7 @@ class RefParser:
         n0 = self.lineno
         if not isinstance(block, str):
             block = bytes(block)
-            if b"\x1b[" not in block:
+            if block.find(b"\x1b") < 0 or b"\x1b[" not in block:  # (one byte is found much faster)
                 lines = self._feed_vector(block, n0)
                 if lines is not None:
                     self.lineno = n0 + lines

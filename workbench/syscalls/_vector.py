@@ -129,27 +129,23 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     if ret is None:
         return None
     ret_e, rv, err_s, err_e, has_err, dur = ret
-    # strings: one partition of the buffer per column kind, the wanted pieces taken out (copied once)
+    # strings: per shape and column, the pieces of the buffer taken out (copied once)
     data = pa.py_buffer(block)
     size = len(buf)
-    names = _pieces(data, size, name_s, name_e)
-    args = _pieces(data, size, a, z)
-    rets = _pieces(data, size, ret_s, ret_e)
-    errs = pc.if_else(pa.array(has_err), _pieces(data, size, err_s, err_e), pa.scalar(None, pa.large_string()))
-    where = np.full(n, -1, dtype=np.int64)
-    where[fast] = np.arange(len(fast))
+    null = pa.scalar(None, pa.large_string())
 
-    def cols(p: np.ndarray, tail: bool) -> dict:
-        w = where[p]
-        k = pa.array(w)
-        d = {"pid": None if pid is None else pid[w], "name": names.take(k), "args": args.take(k)}
-        if tail:
-            d.update(ret=rets.take(k), retval=rv[w], errno=errs.take(k), dur=dur[w])
+    def cols(k: int) -> dict:
+        sel = shape[fast] == k
+        d = {"pid": None if pid is None else pid[sel], "name": _pieces(data, size, name_s[sel], name_e[sel]),
+             "args": _pieces(data, size, a[sel], z[sel])}
+        if k != UNFINISHED:
+            d.update(ret=_pieces(data, size, ret_s[sel], ret_e[sel]), retval=rv[sel], dur=dur[sel],
+                     errno=pc.if_else(pa.array(has_err[sel]), _pieces(data, size, err_s[sel], err_e[sel]), null))
         return d
 
     cpos, upos, rpos = (np.flatnonzero(shape == k) for k in (COMPLETE, UNFINISHED, RESUMED))
     return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
-                 c=cols(cpos, True), u=cols(upos, False), r=cols(rpos, True))
+                 c=cols(COMPLETE), u=cols(UNFINISHED), r=cols(RESUMED))
 
 
 def _lines(block: bytes, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
