@@ -188,6 +188,18 @@ def test_colour_escapes_are_refused(read) -> None:
         read('1 getpid() = 1\n1 write(1, "\x1b[31mred", 8) = 8\n')
 
 
+def test_summary_table_skips_rows_that_are_not_table_rows(read) -> None:
+    """After a '% time' header anything may follow in a damaged trace; only real table rows count."""
+    text = ("1 getpid() = 1\n"
+            "% time     seconds  usecs/call     calls    errors syscall\n"
+            "100 0.5 1 2 [00007f2bc01f8ad7] getpid(x)\n"
+            "100.00    0.000010          10         1           getpid\n"
+            "100.00    0.000010          10         1           total\n")
+    f = read(text, check_summary=False)
+    assert f.attrs["strace_summary"].to_dict("records") == [
+        {"syscall": "getpid", "calls": 1, "errors": 0, "seconds": 1e-05}]
+
+
 def test_summary_check_reports_mismatch(read) -> None:
     table = ("% time     seconds  usecs/call     calls    errors syscall\n"
              "------ ----------- ----------- --------- --------- ----------------\n"

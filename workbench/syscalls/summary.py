@@ -105,11 +105,11 @@ def parse_summary_table(lines: list[str]) -> pd.DataFrame:
         if len(t) < 5 or line.startswith("%") or line.startswith("-") or t[-1] == "total":
             continue
         try:
-            pct, secs, _us, calls = float(t[0]), float(t[1]), t[2], int(t[3])
+            float(t[0])  # % time
+            secs, calls = float(t[1]), int(t[3])
+            errors = int(t[4]) if len(t) >= 6 else 0
         except ValueError:
-            continue
-        errors = int(t[4]) if len(t) >= 6 else 0
-        del pct
+            continue  # not a table row (a damaged trace can put anything after a '% time' header)
         rows.append((t[-1], calls, errors, secs))
     df = pd.DataFrame(rows, columns=["syscall", "calls", "errors", "seconds"])
     df = df.groupby("syscall", sort=True, as_index=False).agg(
