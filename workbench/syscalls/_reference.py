@@ -372,6 +372,8 @@ class RefParser:
         self.announced: set[int] = set()
         self.unknown_rows: list[list] = []
         self.leader_known = False
+        self.leader_pid = NA
+        self.unknown_cols: list = []  # (chunk, row indexes) of rows kept as columns that have no pid yet
         self.splice: str | None = None
         self.splice_line = 0
         self._fast = _fast_patterns(pid_mode, ts_mode)
@@ -496,8 +498,7 @@ class RefParser:
         from . import _vector
 
         pid_mode, ts_mode = self.pid_mode, self.ts_mode
-        if (self._force_seq or pid_mode == PID_NONE or ts_mode == TS_REL or self.splice is not None
-                or self.in_summary or not block):
+        if (self._force_seq or ts_mode == TS_REL or self.splice is not None or self.in_summary or not block):
             return None
         if self._vpats is None:
             self._vpats = _vector.patterns(pid_mode, ts_mode)
@@ -510,11 +511,17 @@ class RefParser:
             fast = shape != _vector.OTHER
             if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
                 return None  # a midnight inside the block: the sequential loop rolls the day over
-        fixed = self.fixed_pid
         cpos, upos, rpos = tb.cpos, tb.upos, tb.rpos
         U, R, C = tb.u, tb.r, tb.c
-        upid = U["pid"].tolist() if U["pid"] is not None else [fixed] * len(upos)
-        rpid = R["pid"].tolist() if R["pid"] is not None else [fixed] * len(rpos)
+        none_mode = pid_mode == PID_NONE
+        # the pid of every line; without a pid column it is the traced process the state points to
+        # (NA while unknown), set run by run below
+        line_pid = np.full(n, self.fixed_pid if pid_mode == PID_FIXED else NA, dtype=np.int64)
+        if pid_mode == PID_COLUMN:
+            for pos, sh in ((cpos, C), (upos, U), (rpos, R)):
+                line_pid[pos] = sh["pid"]
+        upid_np, rpid_np = line_pid[upos], line_pid[rpos]
+        upid, rpid = upid_np.tolist(), rpid_np.tolist()
         # names as codes local to the block; interned only for rows that are kept (the categories)
         enc = pc.dictionary_encode(pa.concat_arrays([U["name"], R["name"]]))
         loc = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -572,6 +579,8 @@ class RefParser:
             row = [K_UNFINISHED, upid[j], ts, ts, NA, name_of(ucl[j]), U["args"][j].as_py(), "<unfinished ...>", NA,
                    -1, -1, None, n0 + 1 + p]
             rows_append(row)
+            if none_mode and upid[j] == NA:
+                self.unknown_rows.append(row)
             made[j] = row
             return row
 
@@ -688,13 +697,18 @@ class RefParser:
 
         shape_l = shape.tolist()
         uidx_l, ridx_l = uidx.tolist(), ridx.tolist()
-        upid_np = np.asarray(upid, dtype=np.int64)
-        rpid_np = np.asarray(rpid, dtype=np.int64)
         halves = events[shape[events] != _vector.OTHER].tolist()
         bounds = np.flatnonzero(shape == _vector.OTHER).tolist()
         hi_ = 0
         for p in bounds + [n]:
             lo_, hi_ = hi_, bisect_left(halves, p, hi_)
+            if none_mode and p > seg:  # one pid for the whole run: the state changes only at other lines
+                sp = next(iter(self.live)) if len(self.live) == 1 and self.leader_known else NA
+                line_pid[seg:p] = sp
+                for pos, arr, lst in ((upos, upid_np, upid), (rpos, rpid_np, rpid)):
+                    a_, b_ = np.searchsorted(pos, (seg, p))
+                    arr[a_:b_] = sp
+                    lst[a_:b_] = [sp] * int(b_ - a_)
             if hi_ - lo_ >= self.vector_join_min:
                 last = join_vec(seg, p, last)
             elif hi_ > lo_:
@@ -714,8 +728,12 @@ class RefParser:
                 elif prev == _vector.UNFINISHED:
                     last = made[int(uidx[p - 1])]
             self.last_row, self.day_off = last, day_off
+            known = self.leader_known
             self._line(block[starts[p]:ends[p]].decode("latin-1"), n0 + 1 + p)
             last, day_off = self.last_row, self.day_off
+            if none_mode and not known and self.leader_known:  # rows so far with no pid get the leader's
+                before = line_pid[:p]
+                before[before == NA] = self.leader_pid
             if self.splice is not None or self.in_summary:
                 cut = p + 1
                 break
@@ -750,21 +768,25 @@ class RefParser:
         cp = cpos[:ntaken]
         k = np.arange(ntaken)
         cts = ts_all[cp]
-        self.chunks.append((n0 + 1 + cp, C["pid"][:ntaken] if C["pid"] is not None else np.full(ntaken, fixed),
-                            cts, cts, C["dur"][:ntaken], self._intern(take(C["name"], k), self.names),
+        self.chunks.append((n0 + 1 + cp, line_pid[cp], cts, cts, C["dur"][:ntaken], self._intern(take(C["name"], k), self.names),
                             take(C["args"], k), take(C["ret"], k), C["retval"][:ntaken],
                             self._intern(take(C["errno"], k), self.errnos), np.full(ntaken, K_CALL)))
         pu = np.asarray(pair_u, dtype=np.int64)
         pr = np.asarray(pair_r, dtype=np.int64)
         joined = pc.binary_join_element_wise(take(U["args"], pu), take(R["args"], pr), pa.scalar("", pa.large_string()))
-        self.chunks.append((n0 + 1 + upos[pu], np.asarray(upid, dtype=np.int64)[pu] if len(pu) else pu,
+        self.chunks.append((n0 + 1 + upos[pu], line_pid[upos[pu]],
                             ts_all[upos[pu]], ts_all[rpos[pr]], rdur[pr], names_of(ucode[pu]), joined, take(R["ret"], pr),
                             rrv[pr], self._intern(take(R["errno"], pr), self.errnos), np.full(len(pu), K_CALL)))
         lo = np.asarray(lone, dtype=np.int64)
-        self.chunks.append((n0 + 1 + rpos[lo], np.asarray(rpid, dtype=np.int64)[lo] if len(lo) else lo,
+        self.chunks.append((n0 + 1 + rpos[lo], line_pid[rpos[lo]],
                             ts_all[rpos[lo]], ts_all[rpos[lo]], rdur[lo], names_of(rcode[lo]), take(R["args"], lo),
                             take(R["ret"], lo), rrv[lo], self._intern(take(R["errno"], lo), self.errnos),
                             np.full(len(lo), K_CALL)))
+        if none_mode and not self.leader_known:  # rows with no pid yet: the leader's when it is known
+            for c in (HC, HP, HL):
+                miss = np.flatnonzero(self.chunks[c][1] == NA)
+                if len(miss):
+                    self.unknown_cols.append((c, miss))
         if cut < n:
             rest = block[starts[cut]:].decode("latin-1").split("\n")
             if rest and rest[-1] == "":
@@ -1010,9 +1032,13 @@ class RefParser:
     def _see_pid(self, p: int) -> None:
         if not self.leader_known and p not in self.announced:
             self.leader_known = True
+            self.leader_pid = p
             for row in self.unknown_rows:
                 row[PID] = p
             self.unknown_rows = []
+            for c, idx in self.unknown_cols:
+                self.chunks[c][1][idx] = p
+            self.unknown_cols = []
         self.live.add(p)
 
     def _record(self, s: str, lineno: int) -> str | None:
