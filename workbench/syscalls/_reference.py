@@ -9,8 +9,8 @@ A block goes one of two ways, which give the same rows (tested both ways):
 
 * ``_feed_seq``: every line through the sequential rules below, with whole-line
   regexes for the three commonest shapes (``_fast_patterns``);
-* ``_feed_vector``: with a pid column (or one pid per file) and ``-t/-tt/-ttt``
-  or no timestamps, those three shapes are tokenized column by column
+* ``_feed_vector``: with ``-t/-tt/-ttt`` or no timestamps (any pid prefix),
+  those three shapes are tokenized column by column
   (:mod:`._vector`), ``<unfinished ...>``/``<... resumed>`` halves are joined
   per pid with numpy, and only the other lines meet the sequential rules.
 
@@ -445,12 +445,12 @@ class RefParser:
     def feed(self, block: str | bytes | memoryview) -> None:
         """Parse whole lines (text, or bytes read as Latin-1).
 
-        Bytes with a pid column (or one pid per file) and timestamps of the
-        ``-t/-tt/-ttt`` kinds go through ``_feed_vector``: the three
-        commonest shapes column by column, the Python loop only for the joins
-        and the other lines. Otherwise (or with a midnight inside the block, or
-        colour escapes) every line goes through ``_feed_seq``. Both give the
-        same rows.
+        Bytes with ``-t/-tt/-ttt`` timestamps or none go through
+        ``_feed_vector``: the three commonest shapes column by column, the
+        Python loop only for the other lines. Otherwise (``-r``, text, a
+        midnight inside the block, colour escapes, a block that starts inside a
+        summary table or a splice) every line goes through ``_feed_seq``. Both
+        give the same rows.
         """
         n0 = self.lineno
         if not isinstance(block, str):
