@@ -481,15 +481,19 @@ class RefParser:
         """A block through the column-at-a-time tokenizer (``_vector``): its line count, or None (nothing
         done) where it does not apply.
 
-        Complete calls become one column chunk. The loop visits the halves and
-        the other lines in line order: it joins the halves with the pending map
-        exactly as ``_feed_seq`` does and hands every other line to the
-        sequential rules (``_line``), after giving halves still waiting a row of
-        their own so those rules see the same state. Timestamps are
-        ``raw + day_off``: that holds when no two adjacent fast lines step back
-        more than half a day (checked) and the first line after any other line
-        is checked against the clock that line left. A splice or a summary
-        table hands the rest of the block to ``_feed_seq``.
+        The other lines cut the block into runs of fast lines. In each run the
+        ``<unfinished ...>``/``<... resumed>`` halves are joined as the pending
+        map of ``_feed_seq`` would join them: per pid with numpy (``join_vec``)
+        or, for short runs, one by one (``join_loop``). Each other line then goes
+        to the sequential rules (``_line``), after halves still waiting get a
+        row of their own, so those rules see the state ``_feed_seq`` would
+        leave. Complete calls, joined halves and lone resumed halves become
+        three column chunks. Timestamps are ``raw + day_off``: that holds when
+        no two adjacent fast lines step back more than half a day (checked) and
+        the first line after any other line is checked against the clock that
+        line left. Without a pid column, a run's pid is the one the state
+        infers (NA until known, patched when the leader is seen). A splice or a
+        summary table hands the rest of the block to ``_feed_seq``.
         """
         import numpy as np
         import pyarrow as pa
@@ -545,7 +549,6 @@ class RefParser:
         uidx[upos] = np.arange(len(upos))
         ridx = np.full(n, -1, dtype=np.int64)
         ridx[rpos] = np.arange(len(rpos))
-        events = np.flatnonzero(shape != _vector.COMPLETE)
         raw_l = raw.tolist() if raw is not None else None
         rdur, rrv = R["dur"], R["retval"]
         from bisect import bisect_left
@@ -697,7 +700,7 @@ class RefParser:
 
         shape_l = shape.tolist()
         uidx_l, ridx_l = uidx.tolist(), ridx.tolist()
-        halves = events[shape[events] != _vector.OTHER].tolist()
+        halves = np.flatnonzero((shape == _vector.UNFINISHED) | (shape == _vector.RESUMED)).tolist()
         bounds = np.flatnonzero(shape == _vector.OTHER).tolist()
         hi_ = 0
         for p in bounds + [n]:
