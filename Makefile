@@ -26,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/ruff check workbench tests benchmarks notebooks
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
