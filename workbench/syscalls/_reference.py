@@ -329,6 +329,11 @@ _ROW = {"kind": KIND, "pid": PID, "ts": TS, "end": END, "dur": DUR, "name": NAME
         "retval": RETVAL, "errno": ERRNO, "signal": SIGNAL, "backtrace": STACK, "line": LINE}
 
 
+def _head_pattern(pid_mode: int, ts_mode: int) -> str:
+    """The start of a record line: the pid column (if any) and the timestamp (if any)."""
+    return "^" + (r"([0-9]+) +" if pid_mode == PID_COLUMN else "") + _TS_PAT[ts_mode]
+
+
 def _fast_patterns(pid_mode: int, ts_mode: int):
     r"""Whole-line regexes for the three commonest shapes (complete, unfinished, resumed).
 
@@ -336,9 +341,7 @@ def _fast_patterns(pid_mode: int, ts_mode: int):
     fields: a greedy ``(.*)`` before ``\) = `` picks the rightmost ``)`` whose
     (simple) tail reaches the end of the line, which is the general rule's choice.
     """
-    pre = r"([0-9]+) +" if pid_mode == PID_COLUMN else ""
-    ts = _TS_PAT[ts_mode]
-    head = "^" + pre + ts
+    head = _head_pattern(pid_mode, ts_mode)
     complete = re.compile(head + r"([A-Za-z0-9_]+)\((.*)" + _TAIL_PAT)
     unfinished = re.compile(head + r"([A-Za-z0-9_]+)\((.*) <unfinished \.\.\.>\Z")
     resumed = re.compile(head + r"<\.\.\. ([A-Za-z0-9_]+) resumed>(?! )(.*)" + _TAIL_PAT)

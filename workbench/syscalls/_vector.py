@@ -30,22 +30,7 @@ from . import _reference as ref
 
 COMPLETE, UNFINISHED, RESUMED, OTHER = 0, 1, 2, 3
 _UNF = b" <unfinished ...>"
-_TAIL = (r"\) += (?:-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?"
-         r"(?: E[A-Z0-9_]+ \([^()\"<>\[\]\n]*\))?(?: <[0-9]+(?:\.[0-9]{1,9})?>)?")  # _TAIL_PAT, no groups
-_NAME = r"[A-Za-z0-9_]+"
 _POW = np.array([10 ** (9 - k) for k in range(10)], dtype=np.int64)
-
-
-def _head(pid_mode: int, ts_mode: int) -> str:
-    """The pid column and timestamp before a record, as in ``_fast_patterns``."""
-    out = "^"
-    if pid_mode == ref.PID_COLUMN:
-        out += "[0-9]+ +"
-    if ts_mode == ref.TS_TOD:
-        out += r"[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]{1,9})? "
-    elif ts_mode == ref.TS_EPOCH:
-        out += r"[0-9]+(?:\.[0-9]{1,9})? "
-    return out
 
 
 @dataclass
@@ -55,17 +40,17 @@ class Patterns:
 
 
 def patterns(pid_mode: int, ts_mode: int) -> Patterns:
-    """The reference's three fast patterns in RE2 syntax, as one alternation, and a resumed half's start.
+    """The reference's own three fast patterns, in RE2 syntax, as one alternation; and a resumed half's start.
 
     The shapes exclude each other: after the head a resumed half has '<', the
     others a name; a call's return tail cannot end in ' <unfinished ...>'.
     """
-    h = _head(pid_mode, ts_mode)
-    return Patterns(
-        any=h + "(?:" + _NAME + r"\((?:.* <unfinished \.\.\.>|.*" + _TAIL + ")"
-        + r"|<\.\.\. " + _NAME + r" resumed>(?:[^ ].*)?" + _TAIL + ")$",
-        resumed_head=h + "<",
-    )
+    shapes = [p.pattern.replace(r"\Z", "$") for p in ref._fast_patterns(pid_mode, ts_mode)]
+    lookahead = "(?! )(.*)"  # RE2 has no look-ahead: the same language as a character class
+    assert shapes[2].count(lookahead) == 1, shapes[2]
+    shapes[2] = shapes[2].replace(lookahead, "((?:[^ ].*)?)")
+    return Patterns(any="|".join(f"(?:{p})" for p in shapes),
+                    resumed_head=ref._head_pattern(pid_mode, ts_mode) + "<")
 
 
 @dataclass
