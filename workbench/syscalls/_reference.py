@@ -523,10 +523,8 @@ class RefParser:
         none_mode = pid_mode == PID_NONE
         # the pid of every line; without a pid column it is the traced process the state points to
         # (NA while unknown), set run by run below
-        line_pid = np.full(n, self.fixed_pid if pid_mode == PID_FIXED else NA, dtype=np.int64)
-        if pid_mode == PID_COLUMN:
-            for pos, sh in ((cpos, C), (upos, U), (rpos, R)):
-                line_pid[pos] = sh["pid"]
+        line_pid = tb.pid if tb.pid is not None else np.full(n, self.fixed_pid if pid_mode == PID_FIXED else NA,
+                                                             dtype=np.int64)
         upid_np, rpid_np = line_pid[upos], line_pid[rpos]
         upid, rpid = upid_np.tolist(), rpid_np.tolist()
         # names as codes local to the block; interned only for rows that are kept (the categories)
@@ -772,11 +770,11 @@ class RefParser:
         take = lambda arr, idx: arr.take(pa.array(np.asarray(idx, dtype=np.int64)))  # noqa: E731
         ntaken = bisect_left(cand, cut)
         cp = cpos[:ntaken]
-        k = np.arange(ntaken)
         cts = ts_all[cp]
-        self.chunks.append((n0 + 1 + cp, line_pid[cp], cts, cts, C["dur"][:ntaken], self._intern(take(C["name"], k), self.names),
-                            take(C["args"], k), take(C["ret"], k), C["retval"][:ntaken],
-                            self._intern(take(C["errno"], k), self.errnos), np.full(ntaken, K_CALL)))
+        self.chunks.append((n0 + 1 + cp, line_pid[cp], cts, cts, C["dur"][:ntaken],
+                            self._intern(C["name"][:ntaken], self.names), C["args"][:ntaken], C["ret"][:ntaken],
+                            C["retval"][:ntaken], self._intern(C["errno"][:ntaken], self.errnos),
+                            np.full(ntaken, K_CALL)))
         pu = np.asarray(pair_u, dtype=np.int64)
         pr = np.asarray(pair_r, dtype=np.int64)
         joined = pc.binary_join_element_wise(take(U["args"], pu), take(R["args"], pr), pa.scalar("", pa.large_string()))

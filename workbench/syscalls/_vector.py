@@ -65,7 +65,8 @@ class Block:
     cpos: np.ndarray
     upos: np.ndarray
     rpos: np.ndarray
-    # per shape, in line order: pid (int64), name, args (large_string), and for C/R ret, retval, errno, dur
+    pid: np.ndarray | None  # int64 per line (NA for other lines), None without a pid column
+    # per shape, in line order: name, args (large_string), and for C/R ret, retval, errno, dur
     c: dict
     u: dict
     r: dict
@@ -121,16 +122,20 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
 
     def cols(k: int) -> dict:
         sel = shape[fast] == k
-        d = {"pid": None if pid is None else pid[sel], "name": _pieces(data, size, name_s[sel], name_e[sel]),
+        d = {"name": _pieces(data, size, name_s[sel], name_e[sel]),
              "args": _pieces(data, size, a[sel], z[sel])}
         if k != UNFINISHED:
             d.update(ret=_pieces(data, size, ret_s[sel], ret_e[sel]), retval=rv[sel], dur=dur[sel],
                      errno=pc.if_else(pa.array(has_err[sel]), _pieces(data, size, err_s[sel], err_e[sel]), null))
         return d
 
+    line_pid = None
+    if pid is not None:
+        line_pid = np.full(n, ref.NA, dtype=np.int64)
+        line_pid[fast] = pid
     cpos, upos, rpos = (np.flatnonzero(shape == k) for k in (COMPLETE, UNFINISHED, RESUMED))
     return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
-                 c=cols(COMPLETE), u=cols(UNFINISHED), r=cols(RESUMED))
+                 pid=line_pid, c=cols(COMPLETE), u=cols(UNFINISHED), r=cols(RESUMED))
 
 
 def _lines(block: bytes, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Array]:
