@@ -27,6 +27,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check workbench tests benchmarks notebooks
+	$(BIN)/mypy
 
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'

@@ -18,7 +18,7 @@ def _notebooks_dir(arg: str | None) -> Path:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .notebooks import notebook_title, read_parameters
+    from .report.notebooks import notebook_title, read_parameters
     from .report import discover, select
 
     for nb in select(discover(_notebooks_dir(args.notebooks)), args.names):

@@ -1,4 +1,16 @@
-"""Exceptions shared by loaders and analyses."""
+"""The one error family: everything the workbench raises on purpose derives from :class:`WorkbenchError`.
+
+- :class:`ParseError` — an input line or record could not be parsed (file, line, text, reason);
+- :class:`SchemaError` — a frame or table lacks the columns or dtypes an analysis needs;
+- :class:`UsageError` — an argument or parameter is out of range, of the wrong kind, or
+  contradicts another (names the parameter and what was expected);
+- :class:`InputNotFoundError` — a path, glob or folder named no input;
+- :class:`LabError` — a live experiment could not run here (missing tool, refused
+  address, a peer that did not answer).
+
+Each is also the built-in exception callers already catch (``ValueError``,
+``FileNotFoundError``, ``RuntimeError``), so ``except ValueError`` keeps working.
+"""
 from __future__ import annotations
 
 
@@ -23,6 +35,24 @@ class ParseError(WorkbenchError, ValueError):
         shown = text if len(text) <= 200 else text[:200] + "…"
         super().__init__(f"{where}: {reason}: {shown!r}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, int | None, str, str]]:
+        return (type(self), (self.source, self.line, self.text, self.reason))
+
 
 class SchemaError(WorkbenchError, ValueError):
-    """A frame does not match its documented schema."""
+    """A frame or table does not have the columns or dtypes that are documented or needed."""
+
+
+class UsageError(WorkbenchError, ValueError):
+    """An argument or parameter is invalid; the message names it and what was expected."""
+
+
+class InputNotFoundError(WorkbenchError, FileNotFoundError):
+    """A path, glob pattern or folder named no readable input."""
+
+
+class LabError(WorkbenchError, RuntimeError):
+    """A live experiment cannot run here, or stopped: the message says why and what to do."""
+
+
+__all__ = ["InputNotFoundError", "LabError", "ParseError", "SchemaError", "UsageError", "WorkbenchError"]

@@ -13,9 +13,10 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
+if TYPE_CHECKING:
+    import nbformat
 
 FINDING_MIME = "application/vnd.workbench.finding+json"
 
@@ -140,6 +141,8 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
 
 def read_findings(notebook: str | Path | nbformat.NotebookNode) -> dict[str, Finding]:
     """Read the findings embedded in an executed notebook (name → Finding; last one wins)."""
+    import nbformat
+
     nb = notebook if isinstance(notebook, nbformat.NotebookNode) else nbformat.read(str(notebook), as_version=4)
     found: dict[str, Finding] = {}
     for cell in nb.cells:

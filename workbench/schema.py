@@ -1,17 +1,27 @@
-"""Documented frame schemas and the one validator every loader uses.
+"""Documented frame schemas, the one validator every loader uses, and what analyses require.
 
-A :class:`Schema` lists columns with their dtype kind and unit. Loaders build
-their frame, then call :func:`validate` before returning it, so a frame that
-leaves the library always matches its documentation. Rejected input lines
-travel with the frame in ``frame.attrs["rejects"]`` (see :func:`attach_rejects`).
+- :class:`Schema` lists columns with their dtype kind and unit. Loaders build
+  their frame, then call :func:`validate` before returning it, so a frame that
+  leaves the library always matches its documentation.
+- :func:`requires` is the first call of every analysis: the columns (and, for
+  latency, the frame kind) it needs, or a :class:`~workbench.errors.SchemaError`
+  naming the analysis, what is missing and what the frame has.
+- :class:`Rejects` — the input lines a loader could not parse — travels with the
+  frame in ``frame.attrs["rejects"]``; :class:`SideTable` carries other side
+  tables (strace messages, the ``-C`` table). Both are immutable values that
+  pandas copies, concatenates and compares without complaint; ``len()`` counts
+  rows and ``.frame()`` gives a DataFrame.
 """
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from .errors import SchemaError
+from .errors import SchemaError, UsageError
 
 # dtype kinds understood by the validator (numpy ``dtype.kind`` letters plus a
 # few names for pandas extension types).
@@ -38,7 +48,7 @@ class Column:
 
     def __post_init__(self) -> None:
         if self.kind not in _KIND_CHECKS:
-            raise ValueError(f"unknown column kind {self.kind!r}; one of {sorted(_KIND_CHECKS)}")
+            raise UsageError(f"unknown column kind {self.kind!r}; one of {sorted(_KIND_CHECKS)}")
 
 
 @dataclass(frozen=True)
@@ -49,9 +59,10 @@ class Schema:
     columns: tuple[Column, ...]
     doc: str = ""
     extra_columns_allowed: bool = True
-    attrs: dict = field(default_factory=dict, compare=False, hash=False)
+    attrs: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def names(self) -> list[str]:
+        """The column names, in order."""
         return [c.name for c in self.columns]
 
     def describe(self) -> pd.DataFrame:
@@ -86,6 +97,88 @@ def validate(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
     return frame
 
 
+def requires(frame: object, *columns: str, kind: str | None = None, by: str | None = None) -> pd.DataFrame:
+    """Check that ``frame`` is a DataFrame with ``columns`` (and ``attrs["kind"] == kind``); return it.
+
+    The first call of every analysis. ``by`` names the analysis in the message
+    (default: the calling function's name). Raises :class:`SchemaError` listing
+    what is missing and what the frame has, or :class:`UsageError` when
+    ``frame`` is not a DataFrame at all.
+    """
+    who = by or sys._getframe(1).f_code.co_name
+    if not isinstance(frame, pd.DataFrame):
+        raise UsageError(f"{who} needs a pandas DataFrame, got {type(frame).__name__}")
+    if kind is not None:
+        have = frame.attrs.get("kind")
+        if have is not None and have != kind:
+            raise SchemaError(f"{who} needs a {kind!r} frame, got a {have!r} frame"
+                              + (": pre-aggregated distributions cannot be resampled or counted per second"
+                                 if kind == "samples" else ""))
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise SchemaError(f"{who} needs column(s) {missing}; the frame has {list(frame.columns)}")
+    return frame
+
+
+class SideTable:
+    """An immutable table that travels in ``frame.attrs``: ``len()``, ``.frame()``, equality by content.
+
+    pandas deep-copies and compares ``attrs`` when it copies, concatenates or
+    compares frames; a DataFrame kept there breaks those operations (its ``==``
+    has no truth value) and costs a copy each time. This wrapper is copied by
+    reference (it never changes), compares by content and pickles as its frame.
+    """
+
+    __slots__ = ("_frame",)
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        if not isinstance(frame, pd.DataFrame):
+            raise UsageError(f"{type(self).__name__} wraps a DataFrame, got {type(frame).__name__}")
+        self._frame = frame
+
+    def frame(self) -> pd.DataFrame:
+        """The table as a DataFrame (a copy-on-write view: changing it leaves this table as it was)."""
+        out = self._frame.copy(deep=False)
+        out.attrs = {}
+        return out
+
+    @property
+    def columns(self) -> list[str]:
+        """The table's column names."""
+        return list(self._frame.columns)
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return bool(self._frame.equals(other._frame))  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, len(self._frame), tuple(self._frame.columns)))
+
+    def __copy__(self) -> SideTable:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SideTable:
+        return self
+
+    def __reduce__(self) -> tuple[type, tuple[pd.DataFrame]]:
+        return (type(self), (self._frame,))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {len(self)} rows>\n{self._frame.head(10).to_string()}"
+
+    def _repr_html_(self) -> str:
+        return str(self._frame.head(50).to_html(escape=True, index=False))
+
+
 REJECTS_SCHEMA = Schema(
     name="rejects",
     doc="Input lines a loader could not parse, kept so nothing is lost silently.",
@@ -98,9 +191,47 @@ REJECTS_SCHEMA = Schema(
     extra_columns_allowed=False,
 )
 
+RejectRow = tuple[str, int, str, str]
 
-def rejects_frame(rows: list[tuple[str, int, str, str]]) -> pd.DataFrame:
-    """Build a rejects table from ``(source, line, text, reason)`` tuples."""
+
+class Rejects(SideTable):
+    """The input lines a loader could not parse: source, line, text, reason (:data:`REJECTS_SCHEMA`).
+
+    ``len(rejects)`` counts them, ``rejects.frame()`` is the table,
+    ``rejects.by_reason()`` counts them per reason.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, frame: pd.DataFrame | None = None) -> None:
+        super().__init__(_rejects_frame([]) if frame is None else validate(frame, REJECTS_SCHEMA))
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[RejectRow]) -> Rejects:
+        """Rejects from ``(source, line, text, reason)`` tuples."""
+        return cls(_rejects_frame(list(rows)))
+
+    @classmethod
+    def concat(cls, items: Iterable[Rejects | pd.DataFrame | None]) -> Rejects:
+        """One table of the rejects of several loads, in the order given."""
+        frames = [it._frame if isinstance(it, SideTable) else it for it in items
+                  if it is not None and len(it)]
+        if not frames:
+            return cls()
+        if len(frames) == 1:
+            return cls(frames[0])
+        return cls(pd.concat(frames, ignore_index=True))
+
+    def rows(self) -> list[RejectRow]:
+        """The rejects as ``(source, line, text, reason)`` tuples."""
+        return [(str(s), int(n), str(t), str(r)) for s, n, t, r in self._frame.itertuples(index=False, name=None)]
+
+    def by_reason(self) -> pd.Series:
+        """Number of rejects per reason, most common first."""
+        return self._frame["reason"].value_counts()
+
+
+def _rejects_frame(rows: list[RejectRow]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["source", "line", "text", "reason"])
     df["line"] = df["line"].astype("int64")
     for c in ("source", "text", "reason"):
@@ -108,7 +239,22 @@ def rejects_frame(rows: list[tuple[str, int, str, str]]) -> pd.DataFrame:
     return validate(df, REJECTS_SCHEMA)
 
 
-def attach_rejects(frame: pd.DataFrame, rows: list[tuple[str, int, str, str]]) -> pd.DataFrame:
-    """Store the rejected lines on ``frame.attrs["rejects"]`` and return the frame."""
-    frame.attrs["rejects"] = rejects_frame(rows)
+def rejects_frame(rows: list[RejectRow]) -> pd.DataFrame:
+    """Build a rejects DataFrame from ``(source, line, text, reason)`` tuples."""
+    return _rejects_frame(rows)
+
+
+def rejects_of(frame: pd.DataFrame) -> Rejects:
+    """The rejects a frame carries (an empty table when it carries none)."""
+    r = frame.attrs.get("rejects")
+    if isinstance(r, Rejects):
+        return r
+    if isinstance(r, pd.DataFrame):
+        return Rejects(r)
+    return Rejects()
+
+
+def attach_rejects(frame: pd.DataFrame, rows: Iterable[RejectRow] | Rejects) -> pd.DataFrame:
+    """Store the rejected lines on ``frame.attrs["rejects"]`` (a :class:`Rejects`) and return the frame."""
+    frame.attrs["rejects"] = rows if isinstance(rows, Rejects) else Rejects.from_rows(rows)
     return frame

@@ -8,6 +8,7 @@
   intervals of percentiles, with the number of samples beyond the percentile.
 - :func:`compare` — ratio of percentiles between two conditions with a CI that
   resamples runs or blocks of consecutive samples, never single requests.
+- :func:`wilson_interval` — the Wilson score interval of a proportion k/n.
 
 All functions take plain arrays (any unit) and return frozen dataclasses in
 the same unit as their input.
@@ -19,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal, stats
 
 __all__ = [
     "Comparison",
@@ -32,7 +32,13 @@ __all__ = [
     "kde_bandwidth",
     "percentile_ci",
     "percentile_cis",
+    "wilson_interval",
 ]
+
+
+def _gauss(x: np.ndarray, h: float) -> np.ndarray:
+    """The normal density with standard deviation ``h`` at ``x``."""
+    return np.exp(-0.5 * (x / h) ** 2) / (h * math.sqrt(2 * math.pi))
 
 
 def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -106,8 +112,10 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     step = grid[1] - grid[0]
     counts, _ = np.histogram(x, bins=np.append(grid - step / 2, grid[-1] + step / 2))
     half = int(min(grid_points, math.ceil(4 * h / step)))
-    kernel = stats.norm.pdf(np.arange(-half, half + 1) * step, scale=h)
+    kernel = _gauss(np.arange(-half, half + 1) * step, h)
     dens = np.convolve(counts, kernel, mode="same") / n
+    from scipy import signal
+
     peaks, props = signal.find_peaks(dens, prominence=min_prominence * dens.max())
     if peaks.size == 0:
         peaks = np.array([int(np.argmax(dens))])
@@ -151,7 +159,7 @@ def _refine_peak(sub: np.ndarray, fallback: float) -> float:
     step = grid[1] - grid[0]
     counts, _ = np.histogram(sub, bins=np.append(grid - step / 2, grid[-1] + step / 2))
     half = int(min(512, math.ceil(4 * h / step)))
-    kernel = stats.norm.pdf(np.arange(-half, half + 1) * step, scale=h)
+    kernel = _gauss(np.arange(-half, half + 1) * step, h)
     dens = np.convolve(counts, kernel, mode="same")
     return float(grid[int(np.argmax(dens))])
 
@@ -392,3 +400,25 @@ def compare(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, qs
                               n_b=int(xb.size), units_a=int(la.max() + 1), units_b=int(lb.max() + 1),
                               unit=ua if ua == ub else f"{ua}/{ub}", n_resamples=n_resamples))
     return tuple(out)
+
+
+# ------------------------------------------------------------ proportions ----
+
+def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval (low, high) of a binomial proportion k/n; arrays or scalars, elementwise.
+
+    Exact at the edges: 0 successes give a low bound of 0, n successes a high bound of 1.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    from scipy import stats
+
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1))
+    hi = np.where(k >= n, 1.0, np.clip(centre + half, 0, 1))
+    return lo, hi

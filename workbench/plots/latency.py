@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from ..latency_analysis import quantile_column
+from ..latency.analysis import quantile_column
 from ..stats import Mode
 from .style import new_axes
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .stats import percentile_cis
+from ..stats import percentile_cis
 
 __all__ = [
     "BisectionResult",

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .stats import Comparison, compare
+from ..stats import Comparison, compare, wilson_interval
 
 __all__ = [
     "BaselineCheck",
@@ -57,21 +57,6 @@ def _plain(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
         raise ValueError(f"frame lacks column(s) {missing}; has {list(frame.columns)}")
     out = pd.DataFrame({c: frame[c].to_numpy() for c in columns})
     return out
-
-
-def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval of a binomial proportion k/n (arrays or scalars)."""
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        denom = 1 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1))
-    hi = np.where(k >= n, 1.0, np.clip(centre + half, 0, 1))
-    return lo, hi
 
 
 # ------------------------------------------------------------------ global-stall test

@@ -11,9 +11,8 @@ slow recovery. Two tools find it without eyeballing:
   default because latency is heavy-tailed; each segment comes with its median
   and share of slow calls.
 
-:func:`simulate_overnight` generates the **simulated** overnight series bundled
-with notebook 01 (the original data are not public); it is a documented model,
-not a measurement.
+The **simulated** overnight series bundled with notebook 01 comes from
+:func:`workbench.sim.overnight.simulate_overnight`.
 """
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ChangePoints", "change_points", "rolling_percentiles", "simulate_overnight"]
+__all__ = ["ChangePoints", "change_points", "rolling_percentiles"]
 
 
 def rolling_percentiles(frame: pd.DataFrame, *, window_s: float | None = None, window_n: int | None = None,
@@ -131,34 +130,3 @@ def change_points(frame: pd.DataFrame, *, model: str = "l2", penalty: float | No
     return ChangePoints(breaks=breaks, break_times_s=tuple(float(ts[i]) for i in breaks),
                         segments=pd.DataFrame(rows), penalty=float(penalty), model=model,
                         transform="log" if log else "none", slow_threshold_ms=thr)
-
-
-def simulate_overnight(*, hours: float = 14.0, every_s: float = 120.0, start_s: float = 1_425_600_000.0,
-                       base_ms: float = 220.0, quantum_ms: float = 250.0, seed: int = 1) -> pd.DataFrame:
-    """A **simulated** overnight series of API calls and pings (the model behind notebook 01's long run).
-
-    One call every ``every_s`` for ``hours``. Each call takes ``base_ms`` times
-    a log-normal factor (σ = 0.08) plus k stalls of ``quantum_ms`` where k is
-    Poisson with a rate that follows a slow cycle: low for the first quarter of
-    the night, rising linearly over the next quarter (background I/O building
-    up), high for a sixth, then recovering slowly. A ping series, flat at
-    ~35 ms with two isolated spikes, shares the timestamps. Columns:
-    timestamp_s, latency_s, ping_s, stall_rate (the model's expected stalls per
-    call: the ground truth), stalls (k).
-    """
-    rng = np.random.default_rng(seed)
-    n = int(hours * 3600 / every_s)
-    t = start_s + every_s * np.arange(n) + rng.uniform(0, 5, n)
-    x = np.arange(n) / max(n - 1, 1)
-    rate = np.select(
-        [x < 0.25, x < 0.5, x < 0.67],
-        [0.08, 0.08 + (x - 0.25) / 0.25 * 1.1, 1.18],
-        1.18 - (x - 0.67) / 0.33 * 1.05,
-    )
-    k = rng.poisson(rate)
-    lat_ms = base_ms * np.exp(rng.normal(0, 0.08, n)) + quantum_ms * k
-    ping_ms = 35.0 + rng.gamma(4.0, 0.4, n)
-    for i in rng.choice(n, 2, replace=False):
-        ping_ms[i] += rng.uniform(150, 300)
-    return pd.DataFrame({"timestamp_s": t, "latency_s": lat_ms / 1e3, "ping_s": ping_ms / 1e3,
-                         "stall_rate": rate, "stalls": k.astype("int64")})

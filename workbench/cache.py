@@ -1,0 +1,186 @@
+"""The one content-keyed Parquet cache of loaded frames (``read_latency``, ``read_strace``: ``cache=``).
+
+An entry is a single Parquet file named ``<key>-<checksum>.parquet``:
+
+- ``key`` is a BLAKE2 hash of the loader's name and its source files (a changed
+  parser never reuses an old entry), the reader options and the input bytes;
+- ``checksum`` is a BLAKE2 hash of the entry's own bytes, checked on every load,
+  so a flipped bit, a truncated write or a foreign file is found, discarded with
+  a warning, and the input parsed again;
+- the frame's ``attrs`` travel as JSON in the Parquet metadata (side tables —
+  :class:`~workbench.schema.Rejects`, :class:`~workbench.schema.SideTable` — as
+  Arrow IPC inside it). Nothing is ever unpickled or executed.
+
+Writes go to a temporary name and are renamed into place, so a reader never
+sees half an entry and two processes filling one entry both leave a whole one.
+The directory is ``$WORKBENCH_CACHE_DIR/<loader>``, else ``~/.cache/workbench/<loader>``,
+or the folder given as ``cache=``.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .schema import Rejects, SideTable
+
+__all__ = ["Cache", "cache_dir", "key_for"]
+
+FORMAT_VERSION = 1
+_META_KEY = b"workbench.cache"
+_PACKAGE = Path(__file__).resolve().parent
+_DIGESTS: dict[tuple[str, ...], bytes] = {}
+
+
+def cache_dir(loader: str, where: bool | str | os.PathLike[str] | None = True) -> Path:
+    """The folder of ``loader``'s entries: ``where`` if a path, else the default for the loader."""
+    if where is not True and where is not None and where is not False:
+        return Path(where)
+    base = os.environ.get("WORKBENCH_CACHE_DIR")
+    return (Path(base) if base else Path.home() / ".cache" / "workbench") / loader
+
+
+def _code_digest(code: tuple[str, ...]) -> bytes:
+    """BLAKE2 of the package files (relative to ``workbench/``; folders taken whole) that parse."""
+    if code not in _DIGESTS:
+        h = hashlib.blake2b(digest_size=16)
+        for rel in code:
+            p = _PACKAGE / rel
+            files = sorted(q for q in p.rglob("*") if q.suffix in (".py", ".c")) if p.is_dir() else [p]
+            for q in files:
+                if q.exists():
+                    h.update(str(q.relative_to(_PACKAGE)).encode() + b"\0" + q.read_bytes())
+        _DIGESTS[code] = h.digest()
+    return _DIGESTS[code]
+
+
+def key_for(loader: str, code: Iterable[str], options: dict[str, Any], contents: Iterable[bytes]) -> str:
+    """Hex key of one load: the loader, its code, the options and the input bytes (in order)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"{loader}\0v{FORMAT_VERSION}\0".encode())
+    h.update(_code_digest(tuple(code)))
+    h.update(json.dumps(options, sort_keys=True, default=str).encode())
+    for data in contents:
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _checksum(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def _encode_attr(value: Any) -> Any:
+    if isinstance(value, SideTable):
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(value.frame(), preserve_index=False)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as w:
+            w.write_table(table)
+        return {"__side__": type(value).__name__,
+                "objects": _object_columns(value.frame()),
+                "ipc": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
+    if isinstance(value, pd.DataFrame):
+        raise TypeError("a DataFrame in attrs cannot be cached; wrap it in workbench.schema.SideTable")
+    return value
+
+
+def _decode_attr(value: Any) -> Any:
+    if isinstance(value, dict) and "__side__" in value:
+        import pyarrow as pa
+
+        with pa.ipc.open_stream(base64.b64decode(value["ipc"])) as r:
+            frame = r.read_all().to_pandas()
+        _restore_objects(frame, value.get("objects", {}))
+        return Rejects(frame) if value["__side__"] == "Rejects" else SideTable(frame)
+    return value
+
+
+def _object_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """Object columns and how they spell a missing value ('nan' or 'none')."""
+    out = {}
+    for c in frame.columns:
+        if pd.api.types.is_object_dtype(frame[c]):
+            missing = frame[c][frame[c].isna()]
+            out[str(c)] = "none" if len(missing) and missing.iloc[0] is None else "nan"
+    return out
+
+
+def _restore_objects(frame: pd.DataFrame, columns: dict[str, str]) -> None:
+    """Parquet and Arrow bring object (text) columns back as strings: make them object again."""
+    for c, missing in columns.items():
+        col = frame[c].astype(object)
+        frame[c] = col.where(col.notna(), None if missing == "none" else float("nan"))
+
+
+class Cache:
+    """Entries of one loader in one folder: :meth:`load` and :meth:`store` by key."""
+
+    def __init__(self, loader: str, where: bool | str | os.PathLike[str] | None = True) -> None:
+        self.loader = loader
+        self.dir = cache_dir(loader, where)
+
+    def _entries(self, key: str) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return sorted(self.dir.glob(f"{key}-*.parquet"))
+
+    def load(self, key: str) -> pd.DataFrame | None:
+        """The cached frame with its attrs, or None (no entry, or a damaged one: then discarded)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for path in self._entries(key):
+            try:
+                data = path.read_bytes()
+                if _checksum(data) != path.stem.rsplit("-", 1)[1]:
+                    raise ValueError("checksum does not match the entry's bytes")
+                table = pq.read_table(pa.BufferReader(data))
+                meta = json.loads((table.schema.metadata or {})[_META_KEY])
+                if meta.get("version") != FORMAT_VERSION or meta.get("loader") != self.loader:
+                    raise ValueError("entry written by another loader or cache version")
+                frame = table.to_pandas()
+                _restore_objects(frame, meta["objects"])
+                frame.attrs = {k: _decode_attr(v) for k, v in meta["attrs"].items()}
+                return frame
+            except Exception as exc:  # noqa: BLE001 - any damage means: parse again
+                warnings.warn(f"{self.loader} cache entry {path} is damaged ({type(exc).__name__}: {exc}); "
+                              "discarded, the input is parsed again", stacklevel=3)
+                path.unlink(missing_ok=True)
+        return None
+
+    def store(self, key: str, frame: pd.DataFrame) -> Path | None:
+        """Write ``frame`` (and its attrs) under ``key``; a frame that cannot be stored is skipped with a warning."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            attrs = {k: _encode_attr(v) for k, v in frame.attrs.items()}
+            meta = {"version": FORMAT_VERSION, "loader": self.loader, "attrs": attrs,
+                    "objects": _object_columns(frame)}
+            plain = frame.copy(deep=False)
+            plain.attrs = {}
+            table = pa.Table.from_pandas(plain, preserve_index=False)
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                   _META_KEY: json.dumps(meta, allow_nan=True).encode()})
+            buf = io.BytesIO()
+            pq.write_table(table, buf, compression="zstd")
+            data = buf.getvalue()
+            self.dir.mkdir(parents=True, exist_ok=True)
+            path = self.dir / f"{key}-{_checksum(data)}.parquet"
+            tmp = self.dir / f".{key}.{os.getpid()}.{id(buf):x}.tmp"
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+            return path
+        except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
+            warnings.warn(f"{self.loader} cache not written: {exc}", stacklevel=3)
+            return None

@@ -1,0 +1,85 @@
+"""The report's pages: each executed notebook as self-contained HTML, and the index.
+
+:func:`render_html` turns an executed notebook into one HTML file with its
+figures inline; :func:`write_index` writes ``index.html``, ``findings.json``
+and ``report.json`` for a list of :class:`~workbench.report.runner.NotebookResult`.
+"""
+from __future__ import annotations
+
+import html
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..findings import format_value
+
+if TYPE_CHECKING:
+    from .runner import NotebookResult
+
+ERROR_ANCHOR = "papermill-error-cell"
+
+
+def render_html(ipynb: Path, out_html: Path, no_input: bool = False) -> None:
+    """Render an executed notebook to one self-contained HTML file (images inline)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab", embed_images=True, exclude_input=no_input,
+                            exclude_input_prompt=no_input, exclude_output_prompt=no_input)
+    body, _ = exporter.from_notebook_node(nbformat.read(str(ipynb), as_version=4))
+    out_html.write_text(body, encoding="utf-8")
+
+
+def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
+    """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
+    findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
+    (out / "findings.json").write_text(json.dumps(findings, indent=2, allow_nan=False) + "\n")
+    (out / "report.json").write_text(
+        json.dumps({"notebooks": [r.to_json() for r in results]}, indent=2, default=str) + "\n")
+    rows = []
+    for r in results:
+        link = f'<a href="{html.escape(Path(r.html).name)}">{html.escape(r.name)}</a>' if r.html else html.escape(r.name)
+        status = ('<span class="ok">ok</span>' if r.status == "ok" else
+                  '<span class="failed">failed</span>')
+        params = "".join(f"<li><code>{html.escape(k)}</code> = <code>{html.escape(repr(v))}</code></li>"
+                         for k, v in r.parameters.items())
+        fnd = "".join(
+            f'<li title="{html.escape(f.explain or "")}"><code>{html.escape(k)}</code> = '
+            f"<b>{html.escape(format_value(f.value, f.unit))}</b>"
+            + (f'<br><small>{html.escape(f.explain)}</small>' if f.explain else "") + "</li>"
+            for k, f in r.findings.items())
+        err = ""
+        if r.error is not None:
+            where = f" in cell {r.error.execution_count}" if r.error.execution_count is not None else ""
+            anchor = f'{html.escape(Path(r.html).name)}#{ERROR_ANCHOR}' if r.html else ""
+            err = (f'<div class="err"><b>{html.escape(r.error.ename)}</b>{where}: '
+                   f"{html.escape(r.error.evalue)}"
+                   + (f' (<a href="{anchor}">see the failing cell</a>)' if anchor else "") + "</div>")
+        rows.append(
+            f"<tr><td>{link}<br><small>{html.escape(r.title)}</small></td><td>{status}</td>"
+            f"<td>{r.seconds:.1f} s</td><td><ul>{params}</ul></td><td><ul>{fnd}</ul>{err}</td></tr>")
+    n_ok = sum(r.status == "ok" for r in results)
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>workbench report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; }}
+td, th {{ border: 1px solid #ccc; padding: 6px 10px; vertical-align: top; text-align: left; }}
+th {{ background: #f0f0f0; }}
+ul {{ margin: 0; padding-left: 1.1em; }}
+.ok {{ color: #186a3b; font-weight: bold; }}
+.failed {{ color: #b03a2e; font-weight: bold; }}
+.err {{ color: #b03a2e; margin-top: .5em; white-space: pre-wrap; }}
+small {{ color: #555; }}
+</style></head><body>
+<h1>workbench report</h1>
+<p>{n_ok} of {len(results)} notebooks ran cleanly. Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.
+Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.json">report.json</a>.</p>
+<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th><th>findings</th></tr>
+{''.join(rows)}
+</table></body></html>
+"""
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,207 @@
+"""The one reader of small documented CSV tables: published figures, lab captures, step timings.
+
+:func:`read_table` parses a comma-separated table into the columns of a
+:class:`~workbench.schema.Schema`: a header first (blank lines and ``#``
+comment lines are skipped anywhere), then one record per line. Every cell is
+parsed by its column's kind and checked by the column's :class:`Rule`; a
+record that fails is kept in ``frame.attrs["rejects"]`` with the reason, or,
+with ``strict=True``, raises :class:`~workbench.errors.ParseError` for the
+first one. A header that lacks a required column raises
+:class:`~workbench.errors.SchemaError` naming the file, the line, the
+expected columns and their units.
+
+The source is anything :mod:`workbench.sources` accepts (path, stream, text;
+gzip, bzip2, xz and zstd files are decompressed).
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .errors import SchemaError, UsageError
+from .schema import Schema, attach_rejects, validate
+from .sources import Collector, Source, open_inputs
+
+__all__ = ["AtLeast", "Above", "NonEmpty", "OneOf", "Rule", "read_table"]
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """The value must be ≥ ``bound``."""
+
+    bound: float
+
+    def __call__(self, value: Any) -> str | None:
+        return None if value >= self.bound else f"expected >= {self.bound:g}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class Above:
+    """The value must be > ``bound``."""
+
+    bound: float
+
+    def __call__(self, value: Any) -> str | None:
+        return None if value > self.bound else f"expected > {self.bound:g}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """The value must be one of ``values``."""
+
+    values: frozenset[Any]
+
+    def __call__(self, value: Any) -> str | None:
+        return None if value in self.values else f"expected one of {sorted(self.values)}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class NonEmpty:
+    """The text must not be empty."""
+
+    def __call__(self, value: Any) -> str | None:
+        return None if value != "" else "expected text, got an empty cell"
+
+
+Rule = AtLeast | Above | OneOf | NonEmpty
+
+_INT64_MAX = 2**63 - 1
+
+
+def _parse_int(cell: str) -> int:
+    try:
+        v = int(cell)
+    except ValueError:
+        try:
+            f = float(cell)
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {cell!r}") from None
+        if not math.isfinite(f) or not f.is_integer():
+            raise ValueError(f"expected a whole number, got {cell!r}") from None
+        v = int(f)
+    if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+        raise ValueError(f"expected a whole number within 64 bits, got {cell[:40]!r}")
+    return v
+
+
+def _parse_float(cell: str) -> float:
+    try:
+        f = float(cell)
+    except ValueError:
+        raise ValueError(f"expected a number, got {cell!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"expected a finite number, got {cell!r}")
+    return f
+
+
+def _parse_bool(cell: str) -> bool:
+    low = cell.lower()
+    if low in {"true", "1"}:
+        return True
+    if low in {"false", "0"}:
+        return False
+    raise ValueError(f"expected true/false, got {cell!r}")
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": _parse_int, "float": _parse_float, "number": _parse_float, "bool": _parse_bool, "string": str,
+}
+_DTYPES = {"int": "int64", "float": "float64", "number": "float64", "bool": "bool", "string": object}
+
+
+def read_table(
+    source: Source,
+    schema: Schema,
+    *,
+    strict: bool = False,
+    rules: Mapping[str, Rule] | None = None,
+    key: Sequence[str] = (),
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> pd.DataFrame:
+    """Parse a small CSV table into ``schema``'s columns (in schema order; other input columns dropped).
+
+    ``rules``: column → :class:`Rule` every value must pass. ``key``: columns
+    whose combined value must be unique (a repeat is rejected). ``check``: a
+    function of the parsed record (column → value) returning a reason to
+    reject it, or None. Optional schema columns may be absent from the header;
+    they are then absent from the frame. Returns the validated frame with
+    ``attrs["source"]`` and ``attrs["rejects"]``.
+    """
+    rules = dict(rules or {})
+    unknown = [c for c in (*rules, *key) if c not in schema.names()]
+    if unknown:
+        raise UsageError(f"read_table: rule or key column(s) {unknown} are not in schema {schema.name!r}")
+    frames = []
+    all_rejects: list[tuple[str, int, str, str]] = []
+    for inp in open_inputs(source, f"{schema.name} table"):
+        col = Collector(inp.name, strict)
+        frames.append(_parse(inp.name, inp.text, schema, rules, key, check, col))
+        col.check()
+        all_rejects.extend(col.sorted_rows())
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    frame.attrs["source"] = frames[0].attrs["source"] if len(frames) == 1 else [f.attrs["source"] for f in frames]
+    attach_rejects(frame, all_rejects)
+    return validate(frame, schema)
+
+
+def _parse(name: str, text: str, schema: Schema, rules: dict[str, Rule], key: Sequence[str],
+           check: Callable[[dict[str, Any]], str | None] | None, col: Collector) -> pd.DataFrame:
+    header: list[str] | None = None
+    header_line = 0
+    kinds = {c.name: c.kind for c in schema.columns}
+    index: dict[str, int] = {}
+    data: dict[str, list[Any]] = {}
+    seen: set[tuple[Any, ...]] = set()
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in next(csv.reader([raw]))]
+        if header is None:
+            header, header_line = fields, lineno
+            missing = [c.name for c in schema.columns if c.required and c.name not in header]
+            if missing:
+                units = ", ".join(f"{c.name} ({c.unit or c.kind})" for c in schema.columns)
+                raise SchemaError(f"{name}:{header_line}: the header lacks column(s) {missing}; "
+                                  f"expected columns {units}; got {header}")
+            index = {c: header.index(c) for c in schema.names() if c in header}
+            data = {c: [] for c in index}
+            continue
+        reason = None
+        values: dict[str, Any] = {}
+        if len(fields) != len(header):
+            reason = f"expected {len(header)} fields ({', '.join(header)}), got {len(fields)}"
+        else:
+            for c, i in index.items():
+                try:
+                    v = _PARSERS[kinds[c]](fields[i])
+                except ValueError as exc:
+                    reason = f"column {c!r}: {exc}"
+                    break
+                rule = rules.get(c)
+                bad = rule(v) if rule is not None else None
+                if bad is not None:
+                    reason = f"column {c!r}: {bad}"
+                    break
+                values[c] = v
+        if reason is None and check is not None:
+            reason = check(values)
+        if reason is None and key:
+            k = tuple(values[c] for c in key)
+            if k in seen:
+                reason = f"duplicate {dict(zip(key, k, strict=True))}"
+            seen.add(k)
+        if reason is not None:
+            col.reject(lineno, raw, reason)
+            continue
+        for c in index:
+            data[c].append(values[c])
+    if header is None:
+        raise SchemaError(f"{name}: empty table; expected a CSV header with columns {schema.names()}")
+    frame = pd.DataFrame({c: pd.Series(v, dtype=_DTYPES[kinds[c]]) for c, v in data.items()})
+    frame.attrs["source"] = name
+    return frame
