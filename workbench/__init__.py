@@ -35,7 +35,15 @@ import importlib
 from typing import Any
 
 from . import _moved
-from .errors import InputNotFoundError, LabError, ParseError, SchemaError, UsageError, WorkbenchError
+from .errors import (
+    ArgumentTypeError,
+    InputNotFoundError,
+    LabError,
+    ParseError,
+    SchemaError,
+    UsageError,
+    WorkbenchError,
+)
 from .findings import Finding, read_findings, record_finding
 from .paths import project_root, resolve
 
@@ -68,6 +76,7 @@ _SUBMODULES = {
 }
 
 __all__ = [
+    "ArgumentTypeError",
     "Finding",
     "InputNotFoundError",
     "LabError",

@@ -3,7 +3,8 @@
 - :class:`ParseError` — an input line or record could not be parsed (file, line, text, reason);
 - :class:`SchemaError` — a frame or table lacks the columns or dtypes an analysis needs;
 - :class:`UsageError` — an argument or parameter is out of range, of the wrong kind, or
-  contradicts another (names the parameter and what was expected);
+  contradicts another (names the parameter and what was expected); :class:`ArgumentTypeError`
+  when it is of the wrong Python type (also a ``TypeError``);
 - :class:`InputNotFoundError` — a path, glob or folder named no input;
 - :class:`LabError` — a live experiment could not run here (missing tool, refused
   address, a peer that did not answer).
@@ -47,6 +48,10 @@ class UsageError(WorkbenchError, ValueError):
     """An argument or parameter is invalid; the message names it and what was expected."""
 
 
+class ArgumentTypeError(UsageError, TypeError):
+    """An argument is of the wrong Python type; the message names it and the types accepted."""
+
+
 class InputNotFoundError(WorkbenchError, FileNotFoundError):
     """A path, glob pattern or folder named no readable input."""
 
@@ -55,4 +60,4 @@ class LabError(WorkbenchError, RuntimeError):
     """A live experiment cannot run here, or stopped: the message says why and what to do."""
 
 
-__all__ = ["InputNotFoundError", "LabError", "ParseError", "SchemaError", "UsageError", "WorkbenchError"]
+__all__ = ["ArgumentTypeError", "InputNotFoundError", "LabError", "ParseError", "SchemaError", "UsageError", "WorkbenchError"]

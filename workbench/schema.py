@@ -158,7 +158,7 @@ class SideTable:
             return True
         if type(other) is not type(self):
             return NotImplemented
-        return bool(self._frame.equals(other._frame))  # type: ignore[attr-defined]
+        return bool(self._frame.equals(other._frame))
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, len(self._frame), tuple(self._frame.columns)))

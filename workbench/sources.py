@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TextIO
 
-from .errors import InputNotFoundError, ParseError, UsageError
+from .errors import ArgumentTypeError, InputNotFoundError, ParseError, UsageError
 from .paths import resolve
 
 Source = str | os.PathLike | TextIO | Iterable[str | os.PathLike]
@@ -93,10 +93,10 @@ def split_sources(source: Source, what: str = "input",
         out: list[Item] = []
         for it in items:
             if not isinstance(it, (str, os.PathLike)):
-                raise UsageError(f"a list of {what} sources must hold paths, got {type(it).__name__}")
+                raise ArgumentTypeError(f"a list of {what} sources must hold paths, got {type(it).__name__}")
             out.extend(expand(it, what))
         return out
-    raise UsageError(f"cannot read {what} from {type(source).__name__}; give a path, glob, list, stream or text")
+    raise ArgumentTypeError(f"cannot read {what} from {type(source).__name__}; give a path, glob, list, stream or text")
 
 
 #: magic bytes → compression name, for :func:`decompress`

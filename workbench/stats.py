@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -320,7 +321,7 @@ def percentile_cis(values: Sequence[float] | np.ndarray, qs: Sequence[float] = (
     )
 
 
-def percentile_ci(values: Sequence[float] | np.ndarray, q: float, **kwargs) -> PercentileCI:
+def percentile_ci(values: Sequence[float] | np.ndarray, q: float, **kwargs: Any) -> PercentileCI:
     """One percentile with its bootstrap CI (see :func:`percentile_cis` for the options)."""
     return percentile_cis(values, (q,), **kwargs)[0]
 
@@ -363,7 +364,7 @@ def compare(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, qs
     autocorrelated, so resampling single requests would make the CI too narrow.
     One :class:`Comparison` per percentile in ``qs``.
     """
-    def prep(v, g):
+    def prep(v: Sequence[float] | np.ndarray, g: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, str]:
         raw = np.asarray(v, dtype="float64").ravel()
         keep = np.isfinite(raw)
         x = raw[keep]

@@ -111,7 +111,7 @@ def _parse_bool(cell: str) -> bool:
 _PARSERS: dict[str, Callable[[str], Any]] = {
     "int": _parse_int, "float": _parse_float, "number": _parse_float, "bool": _parse_bool, "string": str,
 }
-_DTYPES = {"int": "int64", "float": "float64", "number": "float64", "bool": "bool", "string": object}
+_DTYPES: dict[str, Any] = {"int": "int64", "float": "float64", "number": "float64", "bool": "bool", "string": object}
 
 
 def read_table(

@@ -1,0 +1,104 @@
+"""The one content-keyed cache: round trips, damaged entries re-parsed, nothing executed."""
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbench.cache import Cache, key_for
+from workbench.schema import Rejects, SideTable, attach_rejects
+
+
+def _frame() -> pd.DataFrame:
+    f = pd.DataFrame({
+        "latency_s": [0.1, np.nan, 0.3],
+        "tag": pd.Series(["a", np.nan, "c"], dtype=object),
+        "kind": pd.Categorical(["call", "signal", "call"]),
+        "pid": pd.array([1, None, 3], dtype="Int64"),
+    })
+    attach_rejects(f, [("t.csv", 4, "x,y", "expected a number")])
+    f.attrs.update(kind="samples", format="csv", skipped={"comment": 2}, lines=7, time_base=None,
+                   messages=SideTable(pd.DataFrame({"source": ["t"], "line": [1], "text": ["strace: hi"]})))
+    return f
+
+
+def _key(data: bytes = b"1\n2\n", **options: object) -> str:
+    return key_for("demo", ("cache.py",), options, [data])
+
+
+def test_round_trip_keeps_dtypes_values_and_attrs(tmp_path: Path) -> None:
+    c = Cache("demo", tmp_path)
+    f = _frame()
+    path = c.store(_key(), f)
+    assert path is not None and path.parent == tmp_path
+    back = c.load(_key())
+    assert back is not None
+    pd.testing.assert_frame_equal(back, f)
+    assert back.attrs["rejects"] == f.attrs["rejects"] and isinstance(back.attrs["rejects"], Rejects)
+    assert back.attrs["messages"] == f.attrs["messages"]
+    assert {k: v for k, v in back.attrs.items() if k not in ("rejects", "messages")} == \
+        {k: v for k, v in f.attrs.items() if k not in ("rejects", "messages")}
+    assert back["tag"].iloc[1] is not None and np.isnan(back["tag"].iloc[1])  # NaN stays NaN in text columns
+
+
+def test_key_follows_bytes_options_and_loader() -> None:
+    assert _key() == _key()
+    assert _key(b"1\n3\n") != _key()
+    assert _key(unit="ms") != _key()
+    assert key_for("other", ("cache.py",), {}, [b"1\n2\n"]) != _key()
+    assert key_for("demo", ("cache.py",), {}, [b"ab", b"c"]) != key_for("demo", ("cache.py",), {}, [b"a", b"bc"])
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "empty"])
+def test_damaged_entry_is_discarded_with_a_warning_never_served(tmp_path: Path, damage: str) -> None:
+    c = Cache("demo", tmp_path)
+    path = c.store(_key(), _frame())
+    assert path is not None
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        for i in (len(data) // 3, len(data) // 2, 2 * len(data) // 3, 100):
+            data[i] ^= 0x10
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "foreign":
+        other = tmp_path / "other.parquet"
+        pd.DataFrame({"latency_s": [-1.0]}).to_parquet(other)
+        data = bytearray(other.read_bytes())
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    with pytest.warns(UserWarning, match="damaged"):
+        assert c.load(_key()) is None
+    assert not path.exists()  # gone: the next load parses again and stores afresh
+
+
+def test_no_pickle_and_no_side_files(tmp_path: Path) -> None:
+    c = Cache("demo", tmp_path)
+    c.store(_key(), _frame())
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 1 and files[0].endswith(".parquet")
+    (tmp_path / f"{_key()}.attrs.pkl").write_bytes(b"cos\nsystem\n(S'touch pwned'\ntR.")  # a planted pickle
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert c.load(_key()) is not None
+    assert not Path("pwned").exists()
+
+
+def test_unstorable_frame_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    f = pd.DataFrame({"x": [1]})
+    f.attrs["table"] = pd.DataFrame({"y": [1]})
+    with pytest.warns(UserWarning, match="cache not written"):
+        assert Cache("demo", tmp_path).store(_key(), f) is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_default_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
+    assert Cache("strace").dir == tmp_path / "strace"
+    assert Cache("strace", tmp_path / "x").dir == tmp_path / "x"
+    monkeypatch.delenv("WORKBENCH_CACHE_DIR")
+    assert Cache("latency").dir == Path(os.path.expanduser("~")) / ".cache" / "workbench" / "latency"
