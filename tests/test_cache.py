@@ -22,6 +22,7 @@ def _frame() -> pd.DataFrame:
     })
     attach_rejects(f, [("t.csv", 4, "x,y", "expected a number")])
     f.attrs.update(kind="samples", format="csv", skipped={"comment": 2}, lines=7, time_base=None,
+                   percentiles_s={50.0: 0.1, 99.9: 0.3}, summary={"by_code": {200: 5, None: 1}}, qs=(50, 99.9),
                    messages=SideTable(pd.DataFrame({"source": ["t"], "line": [1], "text": ["strace: hi"]})))
     return f
 

@@ -91,10 +91,27 @@ def _encode_attr(value: Any) -> Any:
                 "ipc": base64.b64encode(sink.getvalue().to_pybytes()).decode("ascii")}
     if isinstance(value, pd.DataFrame):
         raise TypeError("a DataFrame in attrs cannot be cached; wrap it in workbench.schema.SideTable")
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _encode_attr(v) for k, v in value.items()}
+        # keys JSON would turn into text (numbers, None): kept as typed pairs
+        return {"__pairs__": [[k, _encode_attr(v)] for k, v in value.items()]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode_attr(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode_attr(v) for v in value]
     return value
 
 
 def _decode_attr(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode_attr(v) for v in value]
+    if isinstance(value, dict) and "__tuple__" in value and len(value) == 1:
+        return tuple(_decode_attr(v) for v in value["__tuple__"])
+    if isinstance(value, dict) and "__pairs__" in value and len(value) == 1:
+        return {k: _decode_attr(v) for k, v in value["__pairs__"]}
+    if isinstance(value, dict) and "__side__" not in value:
+        return {k: _decode_attr(v) for k, v in value.items()}
     if isinstance(value, dict) and "__side__" in value:
         import pyarrow as pa
 

@@ -247,7 +247,7 @@ class PercentileCI:
     n_resamples: int
 
 
-def _units(n: int, groups: Sequence | np.ndarray | None, block_size: int | None) -> tuple[np.ndarray, str]:
+def _units(n: int, groups: Sequence[Any] | np.ndarray | None, block_size: int | None) -> tuple[np.ndarray, str]:
     """Integer unit labels for each sample: given groups, consecutive blocks, or each sample."""
     if groups is not None:
         g = np.asarray(groups)
@@ -285,7 +285,7 @@ def _resample_stat(x: np.ndarray, labels: np.ndarray, qs: np.ndarray, n_resample
 
 
 def percentile_cis(values: Sequence[float] | np.ndarray, qs: Sequence[float] = (50, 90, 99, 99.9), *,
-                   confidence: float = 0.95, n_resamples: int = 1000, groups: Sequence | None = None,
+                   confidence: float = 0.95, n_resamples: int = 1000, groups: Sequence[Any] | np.ndarray | None = None,
                    block_size: int | None = None, seed: int = 0) -> tuple[PercentileCI, ...]:
     """Percentiles of ``values`` with percentile-bootstrap CIs, one :class:`PercentileCI` per ``qs``.
 
@@ -354,7 +354,7 @@ class Comparison:
 
 
 def compare(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, qs: Sequence[float] = (50, 99), *,
-            groups_a: Sequence | None = None, groups_b: Sequence | None = None, n_blocks: int = 20,
+            groups_a: Sequence[Any] | np.ndarray | None = None, groups_b: Sequence[Any] | np.ndarray | None = None, n_blocks: int = 20,
             confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> tuple[Comparison, ...]:
     """Ratio of percentiles (b / a) with bootstrap CIs that resample runs or blocks, not requests.
 
@@ -364,7 +364,7 @@ def compare(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, qs
     autocorrelated, so resampling single requests would make the CI too narrow.
     One :class:`Comparison` per percentile in ``qs``.
     """
-    def prep(v: Sequence[float] | np.ndarray, g: Sequence[Any] | None) -> tuple[np.ndarray, np.ndarray, str]:
+    def prep(v: Sequence[float] | np.ndarray, g: Sequence[Any] | np.ndarray | None) -> tuple[np.ndarray, np.ndarray, str]:
         raw = np.asarray(v, dtype="float64").ravel()
         keep = np.isfinite(raw)
         x = raw[keep]
