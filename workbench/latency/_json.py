@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from ._common import Input, fail
+from ..errors import ParseError
+from ..sources import Input
 
 
 def load_json(inp: Input, what: str) -> dict:
@@ -11,9 +12,9 @@ def load_json(inp: Input, what: str) -> dict:
     try:
         obj = json.loads(inp.text)
     except json.JSONDecodeError as e:
-        raise fail(inp.name, e.lineno, inp.line(e.lineno), f"not valid JSON ({e.msg}); expected a {what}") from None
+        raise ParseError(inp.name, e.lineno, inp.line(e.lineno), f"not valid JSON ({e.msg}); expected a {what}") from None
     if not isinstance(obj, dict):
-        raise fail(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
+        raise ParseError(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
     return obj
 
 
