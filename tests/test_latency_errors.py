@@ -189,3 +189,65 @@ def test_analysis_parameters_are_named_in_errors():
         rolling_percentiles(f, window_n=0)
     with pytest.raises(UsageError, match=r"change_points: min_size=30 needs at least 60 samples .* has 50"):
         change_points(f, min_size=30)
+
+
+# ---- damaged inputs never escape as pandas, numpy, json or hdrh errors -------------------
+
+_LEGEND = '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\n'
+
+
+def _v1_payload(plen: int, digits: int, body: bytes) -> str:
+    import base64
+    import struct
+    import zlib
+
+    inner = struct.pack(">iiiiqqd", 0x1C849301 | (2 << 4), plen, 0, digits, 1, 1000, 1.0) + body
+    z = zlib.compress(inner)
+    return base64.b64encode(struct.pack(">ii", 0x1C849302 | (2 << 4), len(z)) + z).decode()
+
+
+@pytest.mark.parametrize(("payload", "why"), [
+    (_v1_payload(3, 2, b"abc"), "buffer size"),             # counts not a whole number of words
+    (_v1_payload(2, 9, b"\x00\x01"), "significant_figures"),  # digits out of range
+])
+def test_damaged_v1_fields_are_rejects(payload, why):
+    good = (DATA / "jHiccup-2.0.7S.logV2.hlog").read_text().splitlines()
+    first = next(ln for ln in good if ln[:1].isdigit())
+    df = read_latency(_LEGEND + first + "\n" + f"1.0,1.0,1.0,{payload}\n")
+    ((_, line, _, reason),) = df.attrs["rejects"].rows()
+    assert line == 3 and "V1 payload does not decode" in reason and why in reason
+
+
+def test_unreadable_start_time_is_a_reject():
+    good = (DATA / "jHiccup-2.0.7S.logV2.hlog").read_text().splitlines()
+    first = next(ln for ln in good if ln[:1].isdigit())
+    df = read_latency("#[StartTime: 1.2.3 (seconds since epoch)]\n" + _LEGEND + first + "\n")
+    assert df.attrs["rejects"].rows() == [
+        ("<text>", 1, "#[StartTime: 1.2.3 (seconds since epoch)]", "StartTime: expected seconds since the epoch")]
+    assert df.attrs["start_time_s"] is None
+
+
+def test_unreadable_footer_number_is_a_reject():
+    text = ("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"
+            "       1.000 0.000000000000          1           1.00\n"
+            "#[Mean    =  1.2.3, StdDeviation   =  0.5]\n")
+    df = read_latency(text)
+    assert df.attrs["rejects"].frame()["line"].tolist() == [4] and df.attrs["footer"] == {}
+
+
+@pytest.mark.parametrize(("report", "key"), [
+    ({"details": 5}, "details"),
+    ({"latencyDistribution": {"p": 1}}, "latencyDistribution"),
+    ({"histogram": "x", "rps": 1, "fastest": 1}, "histogram"),
+])
+def test_ghz_lists_that_are_not_lists_name_the_key(report, key):
+    with pytest.raises(ParseError, match=f"{key}: expected a JSON list of entries"):
+        read_latency(json.dumps(report), format="ghz")
+
+
+def test_fortio_lists_that_are_not_lists_name_the_key():
+    with pytest.raises(ParseError, match="DurationHistogram.Data: expected a JSON list of entries, got int"):
+        read_latency(json.dumps({"DurationHistogram": {"Data": 5}}))
+    ok = {"Start": 0, "End": 0.001, "Percent": 100, "Count": 1}
+    with pytest.raises(ParseError, match="DurationHistogram.Percentiles: expected a JSON list"):
+        read_latency(json.dumps({"DurationHistogram": {"Data": [ok], "Percentiles": 5}}))

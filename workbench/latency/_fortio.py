@@ -8,7 +8,7 @@ import pandas as pd
 from ..errors import ParseError
 from ..sources import Collector, Input
 from ._common import finish, iso_to_epoch
-from ._json import compact, load_json, number
+from ._json import compact, entries, load_json, number
 from ._schemas import DISTRIBUTION_SCHEMA
 
 
@@ -26,7 +26,7 @@ def read_fortio(inp: Input, col: Collector) -> pd.DataFrame:
     dh = obj.get("DurationHistogram")
     if not isinstance(dh, dict):
         raise ParseError(inp.name, None, "", "not a fortio result: expected a DurationHistogram object")
-    data = dh.get("Data")
+    data = entries(inp, dh, "Data", "DurationHistogram.")
     if not data:
         raise ParseError(inp.name, None, "", "fortio DurationHistogram has no Data buckets")
     rows: list[tuple[float, float, float, float]] = []
@@ -44,7 +44,7 @@ def read_fortio(inp: Input, col: Collector) -> pd.DataFrame:
     frame["cumulative_count"] = frame["count"].cumsum().astype("int64")
     frame = frame[["latency_s", "percentile", "count", "cumulative_count", "bucket_start_s"]]
     reported: dict[float, float] = {}
-    for i, p in enumerate(dh.get("Percentiles") or []):
+    for i, p in enumerate(entries(inp, dh, "Percentiles", "DurationHistogram.")):
         pk, pv = (number(p.get("Percentile")), number(p.get("Value"))) if isinstance(p, dict) else (None, None)
         if pk is None or pv is None:
             col.reject(0, compact(p), f"Percentiles[{i}]: expected Percentile and Value numbers")

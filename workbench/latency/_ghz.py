@@ -9,7 +9,7 @@ import pandas as pd
 from ..errors import ParseError
 from ..sources import Collector, Input
 from ._common import finish, iso_to_epoch
-from ._json import compact, load_json, number
+from ._json import compact, entries, load_json, number
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
 
 _NS = 1e-9
@@ -39,14 +39,14 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
     """
     obj = load_json(inp, "ghz report")
     reported: dict[float, float] = {}
-    for i, e in enumerate(obj.get("latencyDistribution") or []):
+    for i, e in enumerate(entries(inp, obj, "latencyDistribution")):
         p, v = (number(e.get("percentage")), number(e.get("latency"))) if isinstance(e, dict) else (None, None)
         if p is None or v is None:
             col.reject(0, compact(e), f"latencyDistribution[{i}]: expected percentage and latency (ns) numbers")
             continue
         reported[p] = v * _NS
     attrs: dict[str, Any] = {"summary": _summary(obj), "reported_percentiles_s": reported}
-    details = obj.get("details")
+    details = entries(inp, obj, "details")
     if details:
         rows: list[tuple[int, float, Any, Any, Any]] = []
         for i, d in enumerate(details):
@@ -72,7 +72,7 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
         })
         attrs["timestamp_origin"] = "epoch"
         return finish(frame, SAMPLES_SCHEMA, "samples", "ghz", col, **attrs)
-    hist = obj.get("histogram")
+    hist = entries(inp, obj, "histogram")
     if hist:
         buckets: list[tuple[float, int]] = []
         for i, b in enumerate(hist):

@@ -86,7 +86,7 @@ def _decode(payload: str) -> Histogram | str:
     if base == _V1_COMPRESSED:
         try:
             return _decode_v1(raw)
-        except (zlib.error, struct.error) as e:
+        except (zlib.error, struct.error, ValueError) as e:  # ValueError: numpy's or hdrh's, on damaged fields
             return f"V1 payload does not decode ({e})"
     return (f"unknown histogram cookie {cookie & 0xFFFFFFFF:#x}; expected a V2 (HISTFAAA…) or V1 (HISTggAA…) "
             "compressed histogram")
@@ -143,10 +143,15 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
         if not line:
             continue
         if line.startswith("#"):
-            if m := _START_RE.match(line):
-                start_time = float(m[1])
-            elif m := _BASE_RE.match(line):
-                base_time = float(m[1])
+            if m := _START_RE.match(line) or _BASE_RE.match(line):
+                seconds = parse_float(m[1])
+                if seconds is None:
+                    col.reject(n, raw, f"{line[2:line.index(':')]}: expected seconds since the epoch")
+                    continue
+                if m.re is _START_RE:
+                    start_time = seconds
+                else:
+                    base_time = seconds
             elif m := _VERSION_RE.match(line):
                 version = m[1]
             comments.append(line)
@@ -245,8 +250,11 @@ def parse_footer(line: str, into: dict[str, float]) -> bool:
     pairs = _FOOTER_RE.findall(s[2:-1])
     if not pairs:
         return False
-    for k, v in pairs:
-        into[k.strip()] = float(v)
+    try:
+        values = {k.strip(): float(v) for k, v in pairs}
+    except ValueError:  # the pattern also matches runs such as 1.2.3
+        return False
+    into.update(values)
     return True
 
 

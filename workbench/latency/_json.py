@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from ..errors import ParseError
 from ..sources import Input
@@ -16,6 +17,17 @@ def load_json(inp: Input, what: str) -> dict:
     if not isinstance(obj, dict):
         raise ParseError(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
     return obj
+
+
+def entries(inp: Input, obj: dict[str, Any], key: str, where: str = "") -> list[Any]:
+    """The list under ``obj[key]`` (empty when absent or null); ParseError naming the key otherwise."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ParseError(inp.name, None, compact(value)[:200],
+                         f"{where}{key}: expected a JSON list of entries, got {type(value).__name__}")
+    return value
 
 
 def number(x: object) -> float | None:
