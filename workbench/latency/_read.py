@@ -110,8 +110,10 @@ def _blocks(path: Path) -> Iterator[bytes]:
 
 
 def _percentile_keys(table: object) -> object:
-    """A {percentile: seconds} map with its keys as floats again (JSON, which carries attrs in the cache, keeps
-    only text keys)."""
+    """A {percentile: seconds} map with its keys as floats again.
+
+    The cache carries attrs as JSON, whose object keys are text: ``99.0`` comes back as ``"99.0"``.
+    """
     return {float(k): v for k, v in table.items()} if isinstance(table, dict) else table
 
 
