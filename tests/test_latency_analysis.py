@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.latency_analysis import (
+from workbench.errors import SchemaError, UsageError
+from workbench.latency.analysis import (
     option_bisection,
     over_threshold,
     over_threshold_series,
@@ -76,11 +77,11 @@ def test_rate_sweep_marks_overload_as_not_sustained():
 def test_analyses_refuse_distributions_and_missing_columns():
     dist = pd.DataFrame({"latency_s": [0.001, 0.002], "percentile": [50.0, 99.0]})
     dist.attrs["kind"] = "distribution"
-    with pytest.raises(ValueError, match="raw samples"):
+    with pytest.raises(SchemaError, match="percentiles needs a 'samples' frame, got a 'distribution'"):
         percentiles(dist)
-    with pytest.raises(ValueError, match="timestamp_s"):
+    with pytest.raises(SchemaError, match="over_threshold needs column.*timestamp_s"):
         over_threshold(pd.DataFrame({"latency_s": [0.1]}), 0.01)
-    with pytest.raises(ValueError, match="rate_per_s"):
+    with pytest.raises(SchemaError, match="rate_sweep needs column.*rate_per_s"):
         rate_sweep(pd.DataFrame({"latency_s": [0.1], "timestamp_s": [1.0]}))
 
 
@@ -103,7 +104,7 @@ def test_option_bisection_replays_removal_and_names_culprit():
     assert res.steps["regressed"].tolist() == [False, False, True, False]
     assert res.alone == {"A": False, "B": True, "C": False}
     bad = pd.concat([_trial(0, "A+B", 0.001), _trial(1, "C", 0.001)], ignore_index=True)
-    with pytest.raises(ValueError, match="minus one option"):
+    with pytest.raises(UsageError, match="trials run 1: .* minus one option"):
         option_bisection(bad)
 
 

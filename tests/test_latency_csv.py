@@ -113,7 +113,7 @@ def test_rejects_add_up_and_strict():
         "1796000000.4,39.9,4\n"
     )
     df = read_latency(text)
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert len(df) == 2 and len(rej) == 4
     assert rej["line"].tolist() == [4, 5, 7, 8]
     assert rej.loc[rej.line == 5, "reason"].item().startswith("expected 3 fields")
@@ -200,8 +200,8 @@ def test_streamed_read_equals_whole_read(block, tmp_path, monkeypatch):
     streamed = read_latency(f, progress=False)
     assert streamed.attrs["streamed"] is True and "streamed" not in whole.attrs
     pd.testing.assert_frame_equal(streamed, whole)
-    pd.testing.assert_frame_equal(streamed.attrs["rejects"], whole.attrs["rejects"])
-    assert whole.attrs["rejects"]["line"].tolist() == [67, 69]  # bad latency; too few fields
+    pd.testing.assert_frame_equal(streamed.attrs["rejects"].frame(), whole.attrs["rejects"].frame())
+    assert whole.attrs["rejects"].frame()["line"].tolist() == [67, 69]  # bad latency; too few fields
     assert streamed.attrs["comments"] == whole.attrs["comments"]
     assert streamed.attrs["timestamp_unit"] == "ms" and streamed.attrs["no_latency"] == 1
     assert streamed["note"].tolist()[61] == "spans\nlines"

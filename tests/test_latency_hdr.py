@@ -131,7 +131,7 @@ def test_malformed_hlog_lines_are_counted():
         good[2],
     ]) + "\n"
     df = read_latency(text)
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert df.attrs["intervals"] + len(rej) == 7
     assert rej["line"].tolist() == [5, 6, 7, 8]
     assert "expected [Tag=<tag>,]" in rej["reason"].iloc[0]
@@ -185,7 +185,7 @@ def test_hgrm_unit_and_malformed_rows():
     df = read_latency(text)
     assert df["latency_s"].tolist() == [0.001, 0.002, 0.004]
     assert df["count"].tolist() == [1, 4, 5]
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert rej["line"].tolist() == [5, 6, 7, 10]
     assert len(df) + len(rej) == 7  # 6 data rows + 1 bad footer
     assert read_latency(text, unit="us")["latency_s"].iloc[-1] == pytest.approx(4e-6)

@@ -51,7 +51,7 @@ def test_every_line_is_parsed_or_rejected(unit, rows):
     assert len(df) + len(df.attrs["rejects"]) == len(rows)
     assert df.attrs["no_latency"] == sum(kind == "noreply" for kind, _ in rows)
     bad_lines = [i + 2 for i, (kind, _) in enumerate(rows) if kind == "bad"]
-    assert df.attrs["rejects"]["line"].tolist() == bad_lines
+    assert df.attrs["rejects"].frame()["line"].tolist() == bad_lines
 
 
 def test_help_documents_both_schemas():

@@ -5,7 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.latency_series import change_points, rolling_percentiles, simulate_overnight
+from workbench.errors import UsageError
+from workbench.latency.series import change_points, rolling_percentiles
+from workbench.sim.overnight import simulate_overnight
 
 
 def _series(levels_ms: list[float], n_each: int, seed: int = 0, sigma: float = 0.15) -> pd.DataFrame:
@@ -31,7 +33,7 @@ def test_rolling_percentiles_by_time_window() -> None:
     assert r["n"].max() == 10  # 600 s trailing window holds 10 samples
     win = df["latency_s"].iloc[50:60]
     assert r["p50_s"].iloc[59] == pytest.approx(np.median(win))
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(UsageError, match="exactly one of window_s or window_n"):
         rolling_percentiles(df)
 
 
@@ -54,11 +56,11 @@ def test_change_points_none_in_stationary_noise(seed: int) -> None:
 
 
 def test_change_points_refuses_short_or_non_positive() -> None:
-    with pytest.raises(ValueError, match="at least"):
+    with pytest.raises(UsageError, match="min_size=10 needs at least 20"):
         change_points(_series([100], 10), min_size=10)
     bad = _series([100], 50)
     bad.loc[3, "latency_s"] = 0.0
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(UsageError, match="positive.*log=False"):
         change_points(bad)
 
 

@@ -61,7 +61,7 @@ def test_ghz_broken_entries_and_json():
     rep["details"][5]["timestamp"] = "yesterday"
     df = read_latency(json.dumps(rep, indent=1))
     assert len(df) + len(df.attrs["rejects"]) == 181
-    assert df.attrs["rejects"]["reason"].tolist() == [
+    assert df.attrs["rejects"].frame()["reason"].tolist() == [
         "details[3]: expected a non-negative latency in ns", "details[5]: timestamp is not RFC 3339"]
     with pytest.raises(ParseError, match="not valid JSON"):
         read_latency('{"details": [\n{"latency": 1,}\n]}\n', format="ghz")
@@ -138,7 +138,7 @@ def test_k6_lines_add_up_and_errors():
         extra.append(json.dumps(p))
     text = "\n".join(lines + extra + ["{not json", '{"type":"Sample"}']) + "\n"
     df = read_latency(text)
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert len(df) == 2 and len(rej) == 4
     assert len(df) + len(rej) + sum(df.attrs["skipped"].values()) == len(lines) + 5
     with pytest.raises(ParseError, match="no Point records of metric 'nope'"):
@@ -183,7 +183,7 @@ def test_locust_bad_rows_and_header():
     text[3] = text[3].replace(",6,7,8,", ",6,oops,8,", 1)
     text[4] = "1796018788,5,,Aggregated"
     df = read_latency("\n".join(text) + "\n")
-    assert df.attrs["rejects"]["line"].tolist() == [4, 5]
+    assert df.attrs["rejects"].frame()["line"].tolist() == [4, 5]
     with pytest.raises(ParseError, match="stats_history header"):
         read_latency("Timestamp,User Count,Type,Name\n1,2,,Aggregated\n", format="locust")
 
@@ -220,7 +220,7 @@ def test_jmeter_rfc4180_quoting_and_bad_rows():
     assert len(df) == 2
     assert df["responseMessage"].iloc[0] == "Internal, very"
     assert df["failureMessage"].iloc[0] == 'Expected "ok", got:\nstack'
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert rej["line"].tolist() == [5, 6, 7]
     assert len(df) + len(rej) == 5
     with pytest.raises(ParseError, match="JTL header lacks"):
@@ -262,7 +262,7 @@ def test_hey_bad_rows():
     text[5] = "0.0051,0.0003"
     df = read_latency("\n".join(text) + "\n")
     assert len(df) + len(df.attrs["rejects"]) == 200
-    assert df.attrs["rejects"]["line"].tolist() == [3, 6]
+    assert df.attrs["rejects"].frame()["line"].tolist() == [3, 6]
 
 
 # ---- wrong file for the forced format: a clear error naming the file -----------------

@@ -97,7 +97,7 @@ def test_unknown_and_broken_lines_are_rejects_not_silence():
     text = MINUTES.replace(" 75.000%   11.01m\n", " 75.000%   11.01x\n").replace(
         "Requests/sec:", "hello from a lua done()\nRequests/sec:")
     df = read_latency(text)
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert len(df) == 7 and len(rej) == 2
     assert "percentile" in rej["reason"].iloc[0]
     assert rej["text"].iloc[1] == "hello from a lua done()"
@@ -117,5 +117,5 @@ def test_broken_spectrum_row_is_rejected():
     i = next(k for k, ln in enumerate(lines) if ln.strip().startswith("4.053"))
     lines[i] = lines[i].replace("3951", "39x1")
     df = read_latency("\n".join(lines) + "\n")
-    assert len(df.attrs["rejects"]) == 1 and df.attrs["rejects"]["line"].iloc[0] == i + 1
+    assert len(df.attrs["rejects"]) == 1 and df.attrs["rejects"].frame()["line"].iloc[0] == i + 1
     assert df["cumulative_count"].iloc[-1] == 39500

@@ -82,16 +82,23 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   start) → timestamp_s (relative), status-code → status_code; the phase columns
   as dns_dialup_s, dns_s, request_write_s, response_delay_s, response_read_s.
 
-Every frame carries attrs "kind", "format", "source", "rejects" (a frame of
-source/line/text/reason for each record that could not be parsed) and "skipped"
-(records that parsed but are not latency records, by what they are).
-``strict=True`` raises :class:`workbench.errors.ParseError` at the first reject.
+Every frame carries attrs "kind", "format", "source", "rejects" (a
+:class:`workbench.schema.Rejects`: source, line, text and reason of each record
+that could not be parsed; ``len()`` counts them, ``.frame()`` is the table) and
+"skipped" (records that parsed but are not latency records, by what they are).
+``strict=True`` raises :class:`workbench.errors.ParseError` for the earliest reject
+of the file. A bad argument raises :class:`workbench.errors.UsageError`, a file
+that is not what the format expects :class:`~workbench.errors.ParseError`, a
+path that names nothing :class:`~workbench.errors.InputNotFoundError`.
 
-Big inputs: a plain CSV larger than ``STREAM_BYTES`` (64 MiB) is read in blocks
-of whole records with a byte progress bar; ``cache=True`` keeps each file's result
-as Parquet keyed by its content (``$WORKBENCH_CACHE_DIR/latency``), so a second
-load of the same bytes skips parsing; a list or glob of files shows a progress
-bar over the files and concatenates them with a ``file`` column.
+Inputs are read by :mod:`workbench.sources` (gzip, bzip2, xz and zstd files are
+decompressed). Big inputs: a plain CSV larger than ``STREAM_BYTES`` (64 MiB) is
+read in blocks of whole records with a byte progress bar; ``cache=True`` keeps
+each file's result in the :class:`workbench.cache.Cache` of loader "latency"
+(``$WORKBENCH_CACHE_DIR/latency``), keyed by the file's bytes, the options and
+this package's code, so a second load of the same bytes skips parsing; a list or
+glob of files shows a progress bar over the files and concatenates them with a
+``file`` column.
 """
 from __future__ import annotations
 

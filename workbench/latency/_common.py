@@ -1,15 +1,19 @@
-"""Shared pieces of the latency loaders: units, reject collection, frame finishing."""
+"""Shared pieces of the latency loaders: units, numbers, ISO times, frame finishing.
+
+The input texts (:class:`~workbench.sources.Input`) and the reject collector
+(:class:`~workbench.sources.Collector`) are the ones of :mod:`workbench.sources`.
+"""
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ParseError
-from ..schema import Schema, attach_rejects, validate
+from ..errors import UsageError
+from ..schema import Rejects, Schema, attach_rejects, validate
+from ..sources import Collector
 
 #: seconds per unit, keyed by every spelling a column name or a parameter may use
 UNIT_SECONDS: dict[str, float] = {}
@@ -24,56 +28,17 @@ for _names, _scale in (
     for _n in _names:
         UNIT_SECONDS[_n] = _scale
 
+
 def unit_seconds(unit: str, what: str = "unit") -> float:
-    """Seconds per ``unit`` (s, ms, us, ns and common spellings); ValueError otherwise."""
+    """Seconds per ``unit`` (s, ms, us, ns and common spellings).
+
+    ``what`` names the parameter or column in the message of the
+    :class:`~workbench.errors.UsageError` raised for any other unit.
+    """
     key = unit.strip().lower()
     if key in UNIT_SECONDS and UNIT_SECONDS[key] <= 1.0:
         return UNIT_SECONDS[key]
-    raise ValueError(f"unknown {what} {unit!r}; expected one of s, ms, us, ns")
-
-
-@dataclass
-class Input:
-    """One input text with the name used in messages (a path or '<text>')."""
-
-    name: str
-    text: str
-    _lines: list[str] | None = field(default=None, repr=False, compare=False)
-
-    def line(self, n: int) -> str:
-        """The text of 1-based line ``n`` (empty when out of range)."""
-        if self._lines is None:
-            self._lines = self.text.splitlines()
-        return self._lines[n - 1] if 0 < n <= len(self._lines) else ""
-
-
-@dataclass
-class Collector:
-    """Collects rejected records; with ``strict`` :meth:`check` raises the earliest one."""
-
-    source: str
-    strict: bool = False
-    rows: list[tuple[str, int, str, str]] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-
-    def reject(self, line: int, text: str, reason: str) -> None:
-        """Keep a rejected record; with ``strict`` the earliest one is raised by :meth:`check`."""
-        self.rows.append((self.source, int(line), text, reason))
-
-    def check(self) -> None:
-        """With ``strict``, raise ParseError for the first rejected record (by line)."""
-        if self.strict and self.rows:
-            src, line, text, reason = min(self.rows, key=lambda r: r[1])
-            raise ParseError(src, line, text, reason)
-
-    def skip(self, what: str, n: int = 1) -> None:
-        """Count records that parse fine but are not latency records (kept in attrs['skipped'])."""
-        self.skipped[what] = self.skipped.get(what, 0) + n
-
-
-def fail(source: str, line: int | None, text: str, reason: str) -> ParseError:
-    """A ParseError for a whole-file problem (wrong type, missing columns)."""
-    return ParseError(source, line, text, reason)
+    raise UsageError(f"unknown {what} {unit!r}; expected one of s, ms, us, ns (or a spelling such as msec, usec)")
 
 
 def finish(
@@ -84,7 +49,12 @@ def finish(
     col: Collector,
     **attrs: object,
 ) -> pd.DataFrame:
-    """Validate ``frame``, attach rejects and the standard attrs, return it."""
+    """Validate ``frame``, set the standard attrs and attach the rejects; return it.
+
+    Raises the earliest rejected record first when ``col`` is strict. attrs:
+    kind, format, source, skipped, ``attrs`` given here, schema and rejects
+    (a :class:`~workbench.schema.Rejects`, in line order).
+    """
     col.check()
     frame = frame.reset_index(drop=True)
     if "latency_s" in frame:
@@ -98,8 +68,7 @@ def finish(
     frame.attrs["skipped"] = dict(col.skipped)
     for k, v in attrs.items():
         frame.attrs[k] = v
-    attach_rejects(frame, sorted(col.rows, key=lambda r: r[1]))
-    return frame
+    return attach_rejects(frame, Rejects.from_rows(col.sorted_rows()))
 
 
 _NUM_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

@@ -30,7 +30,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ._common import Collector, Input, fail, finish, iso_to_epoch, unit_seconds
+from ..errors import ParseError, UsageError
+from ..sources import Collector, Input
+from ._common import finish, iso_to_epoch, unit_seconds
 from ._schemas import SAMPLES_SCHEMA
 from ._table import Table, parse_bool, split_table, to_float
 
@@ -112,36 +114,42 @@ class _Plan:
     ok_col: str | None
 
 
-def _plan(name: str, tab: Table, unit, latency_column, timestamp_column, timestamp_unit) -> _Plan:
+def _plan(name: str, tab: Table, unit: str | None, latency_column: str | None, timestamp_column: str | None,
+          timestamp_unit: str | None) -> _Plan:
     header = tab.header
+    lat: tuple[str, str | None] | None
+    ts: tuple[str, str | None] | None
     if len(set(header)) != len(header):
-        raise fail(name, tab.header_line, ",".join(header), "duplicate column names in the header")
+        raise ParseError(name, tab.header_line, ",".join(header), "duplicate column names in the header")
     if latency_column is not None:
         if latency_column not in header:
-            raise fail(name, tab.header_line, ",".join(header),
+            raise ParseError(name, tab.header_line, ",".join(header),
                        f"latency_column {latency_column!r} is not in the header")
         m = _LAT_RE.match(normalise_name(latency_column))
         lat = (latency_column, m["unit"] if m else None)
     else:
         lat = find_latency_column(header)
     if lat is None:
-        raise fail(
+        raise ParseError(
             name, tab.header_line, ",".join(header),
             "no latency column: expected a header naming one of "
             + ", ".join(f"{b}[_s|_ms|_us|_ns]" for b in LATENCY_BASES)
             + " (or pass latency_column=)",
         )
     lat_col, name_unit = lat
-    if name_unit and unit and unit_seconds(name_unit) != unit_seconds(unit):
-        raise ValueError(f"{name}: column {lat_col!r} says {name_unit!r} but unit={unit!r} was given")
-    if not (name_unit or unit):
-        raise ValueError(
-            f"{name}: latency column {lat_col!r} has no unit in its name; pass unit='s'|'ms'|'us'|'ns' "
-            f"(or name the column e.g. {normalise_name(lat_col)}_ms)"
+    if name_unit and unit and unit_seconds(name_unit) != unit_seconds(unit, "latency unit (unit=)"):
+        raise UsageError(f"unit={unit!r} contradicts {name}:{tab.header_line}: latency column {lat_col!r} "
+                         f"says {name_unit!r}; leave unit= out (or pass unit={name_unit!r})")
+    lat_unit = name_unit or unit
+    if not lat_unit:
+        raise ParseError(
+            name, tab.header_line, ",".join(header),
+            f"latency column {lat_col!r} has no unit in its name; pass unit='s'|'ms'|'us'|'ns' "
+            f"(or name the column e.g. {normalise_name(lat_col)}_ms)",
         )
     if timestamp_column is not None:
         if timestamp_column not in header:
-            raise fail(name, tab.header_line, ",".join(header),
+            raise ParseError(name, tab.header_line, ",".join(header),
                        f"timestamp_column {timestamp_column!r} is not in the header")
         m = _TS_RE.match(normalise_name(timestamp_column))
         ts = (timestamp_column, (m["unit"] or m["unit2"]) if m else None)
@@ -150,9 +158,9 @@ def _plan(name: str, tab: Table, unit, latency_column, timestamp_column, timesta
     ok_col = next((h for h in header if normalise_name(h) in _OK_NAMES and h not in (lat_col,)), None)
     for clash in ("latency_s", "timestamp_s", "ok"):
         if clash in header and clash not in (lat_col, ts[0] if ts else None, ok_col):
-            raise fail(name, tab.header_line, ",".join(header),
+            raise ParseError(name, tab.header_line, ",".join(header),
                        f"column {clash!r} would clash with the normalised column of the same name")
-    return _Plan(header, lat_col, name_unit or unit, unit_seconds(name_unit or unit, "latency unit"),
+    return _Plan(header, lat_col, lat_unit, unit_seconds(lat_unit, "latency unit (unit=)"),
                  ts[0] if ts else None, (ts[1] if ts else None) or timestamp_unit, ok_col)
 
 
@@ -171,7 +179,7 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
     bad_reason[bad] = f"latency {lat_col!r}: expected a number (or an empty cell for no reply)"
     bad_reason[~bad & (lat_v < 0)] = f"latency {lat_col!r}: negative"
 
-    ts_v = None
+    ts_v: pd.Series | None = None
     if ts_col is not None:
         raw = df[ts_col]
         empty = raw.isna()
@@ -181,22 +189,22 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
             if plan.ts_unit is None:
                 plan.ts_unit = epoch_unit_by_magnitude(num.to_numpy())
                 if plan.ts_unit is None:
-                    raise ValueError(
-                        f"{inp.name}: timestamp column {ts_col!r} has no unit in its name and its values "
-                        "are too small to be epoch times; name it e.g. time_s/time_ms or pass timestamp_unit="
+                    raise ParseError(
+                        inp.name, tab.header_line, inp.line(tab.header_line),
+                        f"timestamp column {ts_col!r} has no unit in its name and its values are too small "
+                        "to be epoch times; name it e.g. time_s/time_ms or pass timestamp_unit=",
                     )
-            ts_v = num * unit_seconds(plan.ts_unit, "timestamp unit")
+            ts_v = num * unit_seconds(plan.ts_unit, "timestamp unit (timestamp_unit=)")
             badts = ~empty & ~numeric
             bad_reason[badts & bad_reason.eq("")] = f"timestamp {ts_col!r}: expected a number"
         else:
             ts_v = iso_to_epoch(raw.astype(object).where(~empty, None))
             badts = ~empty & ts_v.isna()
             bad_reason[badts & bad_reason.eq("")] = f"timestamp {ts_col!r}: expected ISO 8601 date-time"
-    ok_v = None
+    ok_v: pd.Series | None = None
     if ok_col is not None:
         ok_v, ok_bad = parse_bool(df[ok_col])
-        ok_bad = pd.Series(ok_bad, index=df.index)
-        bad_reason[ok_bad & bad_reason.eq("")] = f"{ok_col!r}: expected true/false"
+        bad_reason[pd.Series(ok_bad, index=df.index) & bad_reason.eq("")] = f"{ok_col!r}: expected true/false"
 
     bad_rows = bad_reason.ne("")
     for line in df.index[bad_rows]:
@@ -206,9 +214,9 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
     for h in plan.header:
         if h == lat_col:
             out["latency_s"] = lat_v[keep].astype("float64")
-        elif h == ts_col:
+        elif h == ts_col and ts_v is not None:
             out["timestamp_s"] = ts_v[keep].astype("float64")
-        elif h == ok_col:
+        elif h == ok_col and ok_v is not None:
             out["ok"] = ok_v[keep].astype(bool)
         else:
             out[h] = _retype(df[h][keep]) if bad_rows.any() else df[h]
@@ -324,7 +332,7 @@ def read_csv_stream(
             if not data:
                 break
     if plan is None:
-        raise fail(str(path), None, "", "no header line: the input is empty")
+        raise ParseError(str(path), None, "", "no header line: the input is empty")
     if not parts:
         parts.append(_convert(Input(str(path), header_text), split_table(Input(str(path), header_text), col),
                               plan, col))

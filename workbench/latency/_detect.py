@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..errors import UsageError
 from ._csv import find_latency_column, normalise_name
 from ._table import sniff_delimiter
 
@@ -26,10 +27,12 @@ _EXT_HINT = {".hlog": "hlog", ".hgrm": "hgrm", ".jtl": "jmeter"}
 
 
 def canonical_format(fmt: str) -> str:
+    """The format name ``format=`` stands for (case and aliases such as ``wrk2``, ``jtl`` folded)."""
     f = fmt.strip().lower()
     f = ALIASES.get(f, f)
     if f not in FORMATS:
-        raise ValueError(f"unknown latency format {fmt!r}; one of {sorted(FORMATS)} (aliases {sorted(ALIASES)})")
+        raise UsageError(f"format={fmt!r}: unknown latency format; expected one of {sorted(FORMATS)} "
+                         f"(aliases {sorted(ALIASES)})")
     return f
 
 

@@ -1,10 +1,14 @@
 """fortio JSON results (``fortio load -json``)."""
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish, iso_to_epoch
-from ._json import compact, load_json, number
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish, iso_to_epoch
+from ._json import compact, entries, load_json, number
 from ._schemas import DISTRIBUTION_SCHEMA
 
 
@@ -21,36 +25,39 @@ def read_fortio(inp: Input, col: Collector) -> pd.DataFrame:
     obj = load_json(inp, "fortio result")
     dh = obj.get("DurationHistogram")
     if not isinstance(dh, dict):
-        raise fail(inp.name, None, "", "not a fortio result: expected a DurationHistogram object")
-    data = dh.get("Data")
+        raise ParseError(inp.name, None, "", "not a fortio result: expected a DurationHistogram object")
+    data = entries(inp, dh, "Data", "DurationHistogram.")
     if not data:
-        raise fail(inp.name, None, "", "fortio DurationHistogram has no Data buckets")
-    rows = []
+        raise ParseError(inp.name, None, "", "fortio DurationHistogram has no Data buckets")
+    rows: list[tuple[float, float, float, float]] = []
     for i, b in enumerate(data):
-        vals = [number(b.get(k)) if isinstance(b, dict) else None for k in ("Start", "End", "Percent", "Count")]
-        if any(v is None for v in vals) or vals[3] < 0 or vals[3] != int(vals[3]) or vals[1] < vals[0]:
+        start, end, pct, count = (number(b.get(k)) if isinstance(b, dict) else None
+                                  for k in ("Start", "End", "Percent", "Count"))
+        if (start is None or end is None or pct is None or count is None
+                or count < 0 or count != int(count) or end < start):
             col.reject(0, compact(b), f"Data[{i}]: expected Start <= End (s), Percent and integer Count")
             continue
-        rows.append(vals)
+        rows.append((start, end, pct, count))
     frame = pd.DataFrame(rows, columns=["bucket_start_s", "latency_s", "percentile", "count"])
     frame = frame.astype({"bucket_start_s": "float64", "latency_s": "float64", "percentile": "float64",
                           "count": "int64"})
     frame["cumulative_count"] = frame["count"].cumsum().astype("int64")
     frame = frame[["latency_s", "percentile", "count", "cumulative_count", "bucket_start_s"]]
-    reported = {}
-    for i, p in enumerate(dh.get("Percentiles") or []):
-        k, v = (number(p.get("Percentile")), number(p.get("Value"))) if isinstance(p, dict) else (None, None)
-        if k is None or v is None:
+    reported: dict[float, float] = {}
+    for i, p in enumerate(entries(inp, dh, "Percentiles", "DurationHistogram.")):
+        pk, pv = (number(p.get("Percentile")), number(p.get("Value"))) if isinstance(p, dict) else (None, None)
+        if pk is None or pv is None:
             col.reject(0, compact(p), f"Percentiles[{i}]: expected Percentile and Value numbers")
             continue
-        reported[k] = v
-    summary: dict = {}
+        reported[pk] = pv
+    summary: dict[str, Any] = {}
     for k in ("RunType", "Labels", "StartTime", "RequestedQPS", "RequestedDuration", "ActualQPS", "NumThreads",
               "Version", "RetCodes", "URL", "Destination", "Uniform", "Jitter", "NoCatchUp", "Exactly"):
         if k in obj:
             summary[k] = obj[k]
-    if "ActualDuration" in obj and number(obj["ActualDuration"]) is not None:
-        summary["actual_duration_s"] = number(obj["ActualDuration"]) * 1e-9
+    actual = number(obj.get("ActualDuration"))
+    if actual is not None:
+        summary["actual_duration_s"] = actual * 1e-9
     if isinstance(obj.get("StartTime"), str):
         summary["start_time_s"] = float(iso_to_epoch(pd.Series([obj["StartTime"]], dtype=object)).iloc[0])
     for k, name in (("Count", "count"), ("Min", "min_s"), ("Max", "max_s"), ("Avg", "avg_s"), ("StdDev", "stddev_s")):

@@ -1,18 +1,22 @@
 """ghz JSON reports (``ghz -O json``)."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish, iso_to_epoch
-from ._json import compact, load_json, number
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish, iso_to_epoch
+from ._json import compact, entries, load_json, number
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
 
 _NS = 1e-9
 
 
-def _summary(obj: dict) -> dict:
-    out: dict = {}
+def _summary(obj: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for k in ("date", "name", "endReason", "count", "rps", "errorDistribution", "statusCodeDistribution", "options"):
         if k in obj:
             out[k] = obj[k]
@@ -34,17 +38,17 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
     reported_percentiles_s. Bad entries are rejects with line 0 and the entry's JSON.
     """
     obj = load_json(inp, "ghz report")
-    reported = {}
-    for i, e in enumerate(obj.get("latencyDistribution") or []):
+    reported: dict[float, float] = {}
+    for i, e in enumerate(entries(inp, obj, "latencyDistribution")):
         p, v = (number(e.get("percentage")), number(e.get("latency"))) if isinstance(e, dict) else (None, None)
         if p is None or v is None:
             col.reject(0, compact(e), f"latencyDistribution[{i}]: expected percentage and latency (ns) numbers")
             continue
         reported[p] = v * _NS
-    attrs = {"summary": _summary(obj), "reported_percentiles_s": reported}
-    details = obj.get("details")
+    attrs: dict[str, Any] = {"summary": _summary(obj), "reported_percentiles_s": reported}
+    details = entries(inp, obj, "details")
     if details:
-        rows = []
+        rows: list[tuple[int, float, Any, Any, Any]] = []
         for i, d in enumerate(details):
             lat = number(d.get("latency")) if isinstance(d, dict) else None
             if lat is None or lat < 0:
@@ -56,9 +60,8 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
         df = pd.DataFrame(rows, columns=["index", "latency_s", "ts", "status", "error"])
         ts = iso_to_epoch(df["ts"].astype(object))
         bad = ts.isna() & df["ts"].notna()
-        for i in df.index[bad]:
-            col.reject(0, compact(details[int(df.at[i, "index"])]),
-                       f"details[{int(df.at[i, 'index'])}]: timestamp is not RFC 3339")
+        for k in df.loc[bad, "index"].astype("int64"):
+            col.reject(0, compact(details[int(k)]), f"details[{int(k)}]: timestamp is not RFC 3339")
         df = df[~bad]
         frame = pd.DataFrame({
             "timestamp_s": ts[~bad].astype("float64"),
@@ -69,16 +72,16 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
         })
         attrs["timestamp_origin"] = "epoch"
         return finish(frame, SAMPLES_SCHEMA, "samples", "ghz", col, **attrs)
-    hist = obj.get("histogram")
+    hist = entries(inp, obj, "histogram")
     if hist:
-        rows = []
+        buckets: list[tuple[float, int]] = []
         for i, b in enumerate(hist):
             m, c = (number(b.get("mark")), b.get("count")) if isinstance(b, dict) else (None, None)
             if m is None or not isinstance(c, int) or isinstance(c, bool) or c < 0:
                 col.reject(0, compact(b), f"histogram[{i}]: expected mark (s) and a non-negative integer count")
                 continue
-            rows.append((m, c))
-        frame = pd.DataFrame(rows, columns=["latency_s", "count"]).astype({"latency_s": "float64", "count": "int64"})
+            buckets.append((m, c))
+        frame = pd.DataFrame(buckets, columns=["latency_s", "count"]).astype({"latency_s": "float64", "count": "int64"})
         frame["cumulative_count"] = frame["count"].cumsum().astype("int64")
         total = int(frame["count"].sum())
         frame["percentile"] = (100.0 * frame["cumulative_count"] / total) if total else np.nan
@@ -90,4 +93,4 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
         return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="latencyDistribution",
                       **attrs)
     col.check()
-    raise fail(inp.name, None, "", "ghz report has no details, histogram or latencyDistribution to read")
+    raise ParseError(inp.name, None, "", "ghz report has no details, histogram or latencyDistribution to read")

@@ -13,11 +13,14 @@ import binascii
 import re
 import struct
 import zlib
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish, parse_float, unit_seconds
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish, parse_float, unit_seconds
 from ._schemas import DISTRIBUTION_SCHEMA
 
 _V2_COMPRESSED = 0x1C849304
@@ -30,62 +33,75 @@ _BASE_RE = re.compile(r"^#\[BaseTime:\s*([0-9.eE+-]+)")
 _VERSION_RE = re.compile(r"^#\[Histogram log format version\s+([0-9.]+)")
 
 
-def _decode_v1(raw: bytes):
-    """Decode a V1-compressed payload into an hdrh histogram."""
+#: an ``hdrh.histogram.HdrHistogram`` (the package has no type information)
+Histogram = Any
+
+
+def _decode_v1(raw: bytes) -> Histogram | str:
+    """An hdrh histogram from a V1-compressed payload, or the reason it cannot be decoded."""
     from hdrh.histogram import HdrHistogram
 
     if len(raw) < 8:
-        raise ValueError("payload shorter than its 8-byte header")
-    cookie, length = struct.unpack(">ii", raw[:8])
+        return "payload shorter than its 8-byte header"
+    _cookie, length = struct.unpack(">ii", raw[:8])
     inner = zlib.decompress(raw[8 : 8 + length])
     if len(inner) < 40:
-        raise ValueError("decompressed V1 payload shorter than its 40-byte header")
+        return "decompressed V1 payload shorter than its 40-byte header"
     icookie, plen, nio, digits, lowest, highest, _ratio = struct.unpack(">iiiiqqd", inner[:40])
     if icookie & ~0xF0 != _V1_ENCODING:
-        raise ValueError(f"inner cookie {icookie:#x} is not a V1 encoding cookie")
+        return f"inner cookie {icookie:#x} is not a V1 encoding cookie"
     word = (icookie & 0xF0) >> 4
     if word not in (2, 4, 8):
-        raise ValueError(f"V1 word size {word} not in 2, 4, 8")
+        return f"V1 word size {word} not in 2, 4, 8"
     if nio != 0:
-        raise ValueError("V1 payload with a normalizing index offset (shifted histogram) is not supported")
+        return "V1 payload with a normalizing index offset (shifted histogram) is not supported"
     counts = np.frombuffer(inner[40 : 40 + plen], dtype=f">i{word}")
     h = HdrHistogram(lowest, highest, digits)
     if len(counts) > h.counts_len:
-        raise ValueError(f"V1 payload has {len(counts)} counts, more than the histogram's {h.counts_len}")
+        return f"V1 payload has {len(counts)} counts, more than the histogram's {h.counts_len}"
+    if (counts < 0).any():
+        return "negative count in V1 payload"
     for idx in np.nonzero(counts)[0]:
-        c = int(counts[idx])
-        if c < 0:
-            raise ValueError("negative count in V1 payload")
-        h.record_value(h.get_value_from_index(int(idx)), c)
+        h.record_value(h.get_value_from_index(int(idx)), int(counts[idx]))
     return h
 
 
-def decode_histogram(payload: str):
-    """An hdrh histogram from a base64 payload (V2 via hdrh, V1 here); ValueError otherwise."""
+def _decode(payload: str) -> Histogram | str:
+    """An hdrh histogram from a base64 payload (V2 via hdrh, V1 here), or the reason it cannot be decoded."""
     from hdrh.histogram import HdrHistogram
 
     try:
         raw = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError) as e:
-        raise ValueError(f"payload is not base64 ({e})") from None
+        return f"payload is not base64 ({e})"
     if len(raw) < 8:
-        raise ValueError("payload shorter than its 8-byte header")
+        return "payload shorter than its 8-byte header"
     cookie = struct.unpack(">i", raw[:4])[0]
     base = cookie & ~0xF0
     if base == _V2_COMPRESSED:
         try:
             return HdrHistogram.decode(payload.encode())
-        except Exception as e:  # hdrh raises its own exception classes and zlib.error
-            raise ValueError(f"V2 payload does not decode ({type(e).__name__}: {e})") from None
+        except Exception as e:  # noqa: BLE001 - hdrh raises its own exception classes and zlib.error
+            return f"V2 payload does not decode ({type(e).__name__}: {e})"
     if base == _V1_COMPRESSED:
         try:
             return _decode_v1(raw)
-        except (zlib.error, struct.error) as e:
-            raise ValueError(f"V1 payload does not decode ({e})") from None
-    raise ValueError(
-        f"unknown histogram cookie {cookie & 0xFFFFFFFF:#x}; expected a V2 (HISTFAAA…) or V1 (HISTggAA…) "
-        "compressed histogram"
-    )
+        except (zlib.error, struct.error, ValueError) as e:  # ValueError: numpy's or hdrh's, on damaged fields
+            return f"V1 payload does not decode ({e})"
+    return (f"unknown histogram cookie {cookie & 0xFFFFFFFF:#x}; expected a V2 (HISTFAAA…) or V1 (HISTggAA…) "
+            "compressed histogram")
+
+
+def decode_histogram(payload: str, source: str = "<payload>", line: int | None = None) -> Histogram:
+    """An hdrh histogram from a base64 payload (V2 via hdrh, V1 here).
+
+    A payload that cannot be decoded raises :class:`~workbench.errors.ParseError`
+    naming ``source`` and ``line`` (where the payload came from) and why.
+    """
+    h = _decode(payload)
+    if isinstance(h, str):
+        raise ParseError(source, line, payload, h)
+    return h
 
 
 def _infer_unit(maxima: list[tuple[float, float]]) -> str | None:
@@ -120,17 +136,22 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
     start_time = base_time = None
     version = None
     comments: list[str] = []
-    parsed: list[tuple[int, str | None, float, float, float, object]] = []
+    parsed: list[tuple[int, str | None, float, float, float, Histogram]] = []
     saw_legend = False
     for n, raw in enumerate(inp.text.splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
         if line.startswith("#"):
-            if m := _START_RE.match(line):
-                start_time = float(m[1])
-            elif m := _BASE_RE.match(line):
-                base_time = float(m[1])
+            if m := _START_RE.match(line) or _BASE_RE.match(line):
+                seconds = parse_float(m[1])
+                if seconds is None:
+                    col.reject(n, raw, f"{line[2:line.index(':')]}: expected seconds since the epoch")
+                    continue
+                if m.re is _START_RE:
+                    start_time = seconds
+                else:
+                    base_time = seconds
             elif m := _VERSION_RE.match(line):
                 version = m[1]
             comments.append(line)
@@ -146,29 +167,28 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
         if len(fields) != 4:
             col.reject(n, raw, "expected [Tag=<tag>,]StartTimestamp,Interval_Length,Interval_Max,<payload>")
             continue
-        nums = [parse_float(f) for f in fields[:3]]
-        if any(v is None for v in nums):
+        start, length, most = (parse_float(f) for f in fields[:3])
+        if start is None or length is None or most is None:
             col.reject(n, raw, "StartTimestamp, Interval_Length and Interval_Max must be numbers")
             continue
-        try:
-            h = decode_histogram(fields[3].strip())
-        except ValueError as e:
-            col.reject(n, raw, str(e))
+        h = _decode(fields[3].strip())
+        if isinstance(h, str):
+            col.reject(n, raw, h)
             continue
-        parsed.append((n, tag, nums[0], nums[1], nums[2], h))
+        parsed.append((n, tag, start, length, most, h))
     if not parsed:
         col.check()
         if col.rows:
             r = col.rows[0]
-            raise fail(inp.name, r[1], r[2], f"no interval could be read; first problem: {r[3]}")
+            raise ParseError(inp.name, r[1], r[2], f"no interval could be read; first problem: {r[3]}")
         if not saw_legend and version is None:
-            raise fail(inp.name, None, "", "not an HdrHistogram log: no legend, version line or interval")
+            raise ParseError(inp.name, None, "", "not an HdrHistogram log: no legend, version line or interval")
 
     if unit is None:
-        unit = _infer_unit([(float(h.get_max_value()), mx) for *_, mx, h in parsed])
+        unit = _infer_unit([(float(p[5].get_max_value()), p[4]) for p in parsed])
         unit_rule = "inferred from decoded max / Interval_Max (Interval_Max in ms)"
         if unit is None and parsed:
-            raise fail(
+            raise ParseError(
                 inp.name, parsed[0][0], "",
                 "cannot tell the histogram's value unit (decoded max / Interval_Max is not ~1e6, 1e3 or 1, "
                 "or every Interval_Max is 0); pass unit='ns'|'us'|'ms'|'s'",
@@ -186,7 +206,7 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
     else:
         base, origin = 0.0, "relative"
 
-    cols: dict[str, list] = {k: [] for k in (
+    cols: dict[str, list[Any]] = {k: [] for k in (
         "latency_s", "count", "cumulative_count", "percentile",
         "interval_start_s", "interval_length_s", "interval_max_s", "tag")}
     for _n, tag, ts, length, mx, h in parsed:
@@ -211,7 +231,7 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
         frame, DISTRIBUTION_SCHEMA, "distribution", "hlog", col,
         start_time_s=start_time, base_time_s=base if origin == "epoch" else None,
         log_format_version=version, timestamp_origin=origin, latency_unit=unit, unit_rule=unit_rule,
-        intervals=len(parsed), empty_intervals=sum(1 for *_, h in parsed if h.get_total_count() == 0),
+        intervals=len(parsed), empty_intervals=sum(1 for p in parsed if p[5].get_total_count() == 0),
         comments=comments,
     )
 
@@ -222,7 +242,7 @@ _HGRM_HEADER_RE = re.compile(r'^\s*"?Value"?[\s,]+"?Percentile"?[\s,]+"?TotalCou
 _FOOTER_RE = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*=\s*([-+0-9.eE]+|nan|inf)")
 
 
-def parse_footer(line: str, into: dict) -> bool:
+def parse_footer(line: str, into: dict[str, float]) -> bool:
     """Parse a ``#[Mean = 1, StdDeviation = 2]`` footer line into ``into``; False if not one."""
     s = line.strip()
     if not (s.startswith("#[") and s.endswith("]")):
@@ -230,8 +250,11 @@ def parse_footer(line: str, into: dict) -> bool:
     pairs = _FOOTER_RE.findall(s[2:-1])
     if not pairs:
         return False
-    for k, v in pairs:
-        into[k.strip()] = float(v)
+    try:
+        values = {k.strip(): float(v) for k, v in pairs}
+    except ValueError:  # the pattern also matches runs such as 1.2.3
+        return False
+    into.update(values)
     return True
 
 
@@ -303,10 +326,10 @@ def read_hgrm(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
             continue
         rows.append((n, raw, *r))
     if not saw_header:
-        raise fail(inp.name, None, "", "not a percentile distribution: expected a 'Value Percentile TotalCount' header line")
+        raise ParseError(inp.name, None, "", "not a percentile distribution: expected a 'Value Percentile TotalCount' header line")
     if not rows:
         col.check()
-        raise fail(inp.name, None, "", "percentile distribution has no data lines")
+        raise ParseError(inp.name, None, "", "percentile distribution has no data lines")
     frame = spectrum_frame(rows, col, scale)
     return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "hgrm", col,
                   latency_unit=unit or "ms", unit_rule="given" if unit else "assumed ms (HdrHistogram tools' default)",

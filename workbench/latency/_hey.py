@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish
 from ._schemas import SAMPLES_SCHEMA
 from ._table import split_table, to_float
 
@@ -31,7 +33,7 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
     """
     tab = split_table(inp, col, comments=False)
     if not tab.header or tab.header[0] != "response-time":
-        raise fail(inp.name, tab.header_line, ",".join(tab.header),
+        raise ParseError(inp.name, tab.header_line, ",".join(tab.header),
                    "expected hey's header starting 'response-time,DNS+dialup,DNS,…'")
     df = tab.frame()
     bad_reason = pd.Series("", index=df.index, dtype=object)
@@ -56,7 +58,7 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
             out[c] = out[c].astype("int64")
         elif c.endswith("_s"):
             out[c] = out[c].astype("float64")
-    attrs = {"columns_in_file": len(tab.header)}
+    attrs: dict[str, object] = {"columns_in_file": len(tab.header)}
     if "timestamp_s" in out:
         attrs["timestamp_origin"] = "relative"
     return finish(out, SAMPLES_SCHEMA, "samples", "hey", col, **attrs)

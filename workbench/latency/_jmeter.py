@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish, iso_to_epoch
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish, iso_to_epoch
 from ._csv import _retype
 from ._schemas import SAMPLES_SCHEMA
 from ._table import parse_bool, split_table, to_float
@@ -26,7 +28,7 @@ def read_jmeter(inp: Input, col: Collector) -> pd.DataFrame:
     header = tab.header
     missing = [c for c in ("timeStamp", "elapsed") if c not in header]
     if missing:
-        raise fail(inp.name, tab.header_line, ",".join(header),
+        raise ParseError(inp.name, tab.header_line, ",".join(header),
                    f"JTL header lacks {missing}; expected CSV results saved with field names "
                    "(jmeter.save.saveservice.print_field_names=true)")
     df = tab.frame()

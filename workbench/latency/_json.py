@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from ._common import Input, fail
+from ..errors import ParseError
+from ..sources import Input
 
 
 def load_json(inp: Input, what: str) -> dict:
@@ -11,10 +13,21 @@ def load_json(inp: Input, what: str) -> dict:
     try:
         obj = json.loads(inp.text)
     except json.JSONDecodeError as e:
-        raise fail(inp.name, e.lineno, inp.line(e.lineno), f"not valid JSON ({e.msg}); expected a {what}") from None
+        raise ParseError(inp.name, e.lineno, inp.line(e.lineno), f"not valid JSON ({e.msg}); expected a {what}") from None
     if not isinstance(obj, dict):
-        raise fail(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
+        raise ParseError(inp.name, 1, inp.line(1), f"expected a JSON object ({what}), got {type(obj).__name__}")
     return obj
+
+
+def entries(inp: Input, obj: dict[str, Any], key: str, where: str = "") -> list[Any]:
+    """The list under ``obj[key]`` (empty when absent or null); ParseError naming the key otherwise."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ParseError(inp.name, None, compact(value)[:200],
+                         f"{where}{key}: expected a JSON list of entries, got {type(value).__name__}")
+    return value
 
 
 def number(x: object) -> float | None:

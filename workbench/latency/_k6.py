@@ -6,7 +6,9 @@ import json
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish, iso_to_epoch
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish, iso_to_epoch
 from ._json import number
 from ._schemas import SAMPLES_SCHEMA
 
@@ -57,13 +59,13 @@ def read_k6(inp: Input, col: Collector, *, metric: str = "http_req_duration") ->
         tags = data.get("tags") or {}
         rows.append((n, v * 1e-3, t, tags if isinstance(tags, dict) else {}))
     if declared is not None and declared.get("contains") not in (None, "time"):
-        raise fail(inp.name, None, "", f"k6 metric {metric!r} is declared as {declared.get('contains')!r}, "
+        raise ParseError(inp.name, None, "", f"k6 metric {metric!r} is declared as {declared.get('contains')!r}, "
                                          "not a time metric; pass metric= naming a time metric")
     if not rows:
         col.check()
         if not col.skipped:
-            raise fail(inp.name, None, "", 'no k6 JSON records found: expected one {"type": "Metric"|"Point", …} object per line')
-        raise fail(inp.name, None, "", f"no Point records of metric {metric!r} "
+            raise ParseError(inp.name, None, "", 'no k6 JSON records found: expected one {"type": "Metric"|"Point", …} object per line')
+        raise ParseError(inp.name, None, "", f"no Point records of metric {metric!r} "
                                         f"(found: {', '.join(sorted(col.skipped))})")
     lines = [r[0] for r in rows]
     end = iso_to_epoch(pd.Series([r[2] for r in rows], dtype=object))

@@ -6,7 +6,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail, finish
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import finish
 from ._schemas import DISTRIBUTION_SCHEMA
 from ._table import split_table, to_float
 
@@ -39,7 +41,7 @@ def read_locust(inp: Input, col: Collector) -> pd.DataFrame:
     pcts = [(h, float(m[1])) for h in header if (m := _PCT_RE.match(h))]
     missing = [h for h in ("Timestamp", "Name") if h not in header]
     if missing or not pcts:
-        raise fail(inp.name, tab.header_line, ",".join(header),
+        raise ParseError(inp.name, tab.header_line, ",".join(header),
                    "expected Locust stats_history header: Timestamp,User Count,Type,Name,Requests/s,"
                    "Failures/s,50%,…,Total Request Count,…")
     df = tab.frame()

@@ -4,18 +4,24 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..errors import ParseError
-from ..schema import attach_rejects, validate
-from ._common import Collector, Input, unit_seconds
+from ..cache import Cache, key_for
+from ..errors import ParseError, UsageError
+from ..schema import Rejects, attach_rejects, rejects_of, validate
+from ..sources import Collector, Input, Source, compression_of, decode, decompress, resolve_inputs
+from ._common import unit_seconds
 from ._detect import FORMATS, canonical_format, detect_format
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
-from ._source import Source, read_path, resolve_sources
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    from distributed import Client
 
 # format name -> (module, function); each function takes (Input, Collector, **options)
 _READERS = {
@@ -36,85 +42,160 @@ STREAM_BYTES = 64 << 20
 #: size of one block when streaming
 BLOCK_BYTES = 32 << 20
 _UNIT_FORMATS = ("csv", "hlog", "hgrm")
+#: the cache entries of read_latency: this loader's name, and the package folder whose code parses
+_CACHE_LOADER = "latency"
+_CACHE_CODE = ("latency",)
+
+CacheWhere = bool | str | os.PathLike[str]
 
 
-def _options_for(fmt: str, options: dict) -> dict:
+def is_text(s: str) -> bool:
+    """A ``str`` source is the text itself when it holds a newline or starts with ``{`` (one-line JSON)."""
+    return "\n" in s or "\r" in s or s.lstrip().startswith("{")
+
+
+def _options_for(fmt: str, options: dict[str, Any]) -> dict[str, Any]:
     opts = {k: v for k, v in options.items() if v is not None}
     if fmt != "csv":
         for k in _CSV_ONLY:
             if opts.pop(k, None) is not None:
-                raise ValueError(f"{k}= applies to plain CSV only, not to format {fmt!r}")
+                raise UsageError(f"{k}= applies to plain CSV only, not to format {fmt!r}; leave it out")
     if fmt != "k6" and opts.pop("metric", None) is not None:
-        raise ValueError("metric= applies to k6 only")
+        raise UsageError(f"metric= applies to format 'k6' only, not to format {fmt!r}; leave it out")
     if fmt not in _UNIT_FORMATS and opts.pop("unit", None) is not None:
-        raise ValueError(f"unit= is not accepted for format {fmt!r}: its units are fixed by the tool")
+        raise UsageError(f"unit= is not accepted for format {fmt!r}: its units are fixed by the tool; "
+                         f"unit= applies to {', '.join(_UNIT_FORMATS)}")
     return opts
 
 
-def _read_one(inp: Input, fmt: str | None, strict: bool, options: dict) -> pd.DataFrame:
+def _undetected(inp: Input) -> ParseError:
+    """The error for a text whose format cannot be told: names the first non-blank line."""
+    line, first = next(((n, ln) for n, ln in enumerate(inp.text.splitlines(), start=1) if ln.strip()), (None, ""))
+    return ParseError(
+        inp.name, line, first[:120],
+        "cannot tell the latency format from the content; expected one of "
+        + ", ".join(f"{k} ({v})" for k, v in FORMATS.items()) + "; pass format= to force one",
+    )
+
+
+def _read_one(inp: Input, fmt: str | None, strict: bool, options: dict[str, Any]) -> pd.DataFrame:
     if fmt is None:
         fmt = detect_format(inp.text, inp.name)
         if fmt is None:
-            first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
-            raise ValueError(
-                f"{inp.name}: cannot tell the latency format from the content (first line {first[:120]!r}); "
-                f"expected one of {', '.join(f'{k} ({v})' for k, v in FORMATS.items())}; pass format= to force"
-            )
+            raise _undetected(inp)
     mod_name, fn_name = _READERS[fmt]
-    fn = getattr(importlib.import_module(f"{__package__}.{mod_name}"), fn_name)
+    fn: Callable[..., pd.DataFrame] = getattr(importlib.import_module(f"{__package__}.{mod_name}"), fn_name)
     return fn(inp, Collector(inp.name, strict), **_options_for(fmt, options))
 
 
-def _head_format(path: Path, fmt: str | None) -> str | None:
-    if fmt is not None:
-        return fmt
+def _streams(path: Path, fmt: str | None) -> bool:
+    """Whether ``path`` is a plain CSV big enough to be read in blocks (never a compressed file)."""
+    if path.stat().st_size <= STREAM_BYTES:
+        return False
     with open(path, "rb") as f:
         head = f.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        return None
-    text = head.decode("utf-8-sig", errors="replace")
-    return detect_format(text[: text.rfind("\n") + 1] or text, str(path))
+    if compression_of(head) is not None:
+        return False
+    if fmt is not None:
+        return fmt == "csv"
+    text = decode(head)
+    return detect_format(text[: text.rfind("\n") + 1] or text, str(path)) == "csv"
 
 
-def _read_file(path: Path, fmt: str | None, strict: bool, options: dict, cache,
+def _blocks(path: Path) -> Iterator[bytes]:
+    """A file's bytes in blocks of :data:`BLOCK_BYTES` (to key a file too big to hold whole)."""
+    with open(path, "rb") as f:
+        while block := f.read(BLOCK_BYTES):
+            yield block
+
+
+def _percentile_keys(table: object) -> object:
+    """A {percentile: seconds} map with its keys as floats again.
+
+    The cache carries attrs as JSON, whose object keys are text: ``99.0`` comes back as ``"99.0"``.
+    """
+    return {float(k): v for k, v in table.items()} if isinstance(table, dict) else table
+
+
+def _from_cache(hit: pd.DataFrame, name: str, strict: bool) -> pd.DataFrame:
+    """A cached frame as a fresh parse of the file ``name`` gives it (the same bytes may have another name).
+
+    Under ``strict`` the earliest cached reject is raised, as the parse would have.
+    """
+    col = Collector(name, strict)
+    for _src, line, text, reason in rejects_of(hit).rows():
+        col.reject(line, text, reason)
+    col.check()
+    hit.attrs["source"] = name
+    if "reported_percentiles_s" in hit.attrs:  # ghz, fortio
+        hit.attrs["reported_percentiles_s"] = _percentile_keys(hit.attrs["reported_percentiles_s"])
+    summary = hit.attrs.get("summary")
+    if isinstance(summary, dict) and isinstance(summary.get("percentiles_s"), dict):  # wrk: {tag: {p: s}}
+        summary["percentiles_s"] = {tag: _percentile_keys(t) for tag, t in summary["percentiles_s"].items()}
+    return attach_rejects(hit, Rejects.from_rows(col.rows))
+
+
+def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any], cache: CacheWhere,
                progress: bool | None) -> pd.DataFrame:
+    """One file, through the cache when ``cache`` is set (keyed by the bytes that are parsed)."""
+    store = Cache(_CACHE_LOADER, cache) if cache else None
+    name = str(path)
+    whole: bytes | None = None
+    if _streams(path, fmt):
+        contents: Iterator[bytes] | list[bytes] = _blocks(path)
+    else:
+        whole = path.read_bytes()
+        contents = [whole]
     key = None
-    if cache:
-        from . import _cache
-
-        key = _cache.key_for(path, {"format": fmt, **options})
-        hit = _cache.load(key, cache)
+    if store is not None:
+        key = key_for(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options}, contents)
+        hit = store.load(key)
         if hit is not None:
-            hit.attrs["source"] = str(path)
-            rej = hit.attrs["rejects"]
-            rej["source"] = pd.Series([str(path)] * len(rej), index=rej.index, dtype=object)
-            if strict and len(rej):
-                first = rej.sort_values("line").iloc[0]
-                raise ParseError(str(path), int(first["line"]), first["text"], first["reason"])
-            return hit
-    if path.stat().st_size > STREAM_BYTES and _head_format(path, fmt) == "csv":
+            return _from_cache(hit, name, strict)
+    if whole is None:
         from ._csv import read_csv_stream
 
-        frame = read_csv_stream(path, Collector(str(path), strict), block_bytes=BLOCK_BYTES,
+        frame = read_csv_stream(path, Collector(name, strict), block_bytes=BLOCK_BYTES,
                                 progress=progress is not False, **_options_for("csv", options))
     else:
-        frame = _read_one(read_path(path), fmt, strict, options)
-    if key is not None:
-        try:
-            _cache.store(key, cache, frame, str(path))
-        except (OSError, ValueError, TypeError) as e:  # e.g. mixed-type tag columns Parquet cannot hold
-            warnings.warn(f"latency cache not written for {path}: {e}", stacklevel=3)
+        frame = _read_one(Input(name, decode(decompress(whole, name))), fmt, strict, options)
+    if store is not None and key is not None:
+        store.store(key, frame)
     return frame
 
 
-def _read_part(path: Path, *, fmt: str | None, strict: bool, options: dict, cache,
+def _read_part(path: Path, *, fmt: str | None, strict: bool, options: dict[str, Any], cache: CacheWhere,
                progress: bool) -> pd.DataFrame:
     """One file of a dask read: the pandas frame with its ``file`` column, validated."""
-    fr = _read_file(path, fmt, strict, options, cache, progress)
-    attrs = fr.attrs
-    out = fr.assign(file=str(path))
-    out.attrs = attrs
-    return validate(out, SAMPLES_SCHEMA if attrs["kind"] == "samples" else DISTRIBUTION_SCHEMA)
+    out = _read_file(path, fmt, strict, options, cache, progress).assign(file=str(path))
+    return validate(out, SAMPLES_SCHEMA if out.attrs["kind"] == "samples" else DISTRIBUTION_SCHEMA)
+
+
+@overload
+def read_latency(
+    source: Source, format: str | None = None, *, unit: str | None = None, strict: bool = False,
+    latency_column: str | None = None, timestamp_column: str | None = None, timestamp_unit: str | None = None,
+    metric: str | None = None, cache: CacheWhere = False, progress: bool | None = None,
+    engine: Literal["pandas"] = "pandas", client: Client | str | None = None,
+) -> pd.DataFrame: ...
+
+
+@overload
+def read_latency(
+    source: Source, format: str | None = None, *, unit: str | None = None, strict: bool = False,
+    latency_column: str | None = None, timestamp_column: str | None = None, timestamp_unit: str | None = None,
+    metric: str | None = None, cache: CacheWhere = False, progress: bool | None = None,
+    engine: Literal["dask"], client: Client | str | None = None,
+) -> dd.DataFrame: ...
+
+
+@overload
+def read_latency(
+    source: Source, format: str | None = None, *, unit: str | None = None, strict: bool = False,
+    latency_column: str | None = None, timestamp_column: str | None = None, timestamp_unit: str | None = None,
+    metric: str | None = None, cache: CacheWhere = False, progress: bool | None = None,
+    engine: str = "pandas", client: Client | str | None = None,
+) -> pd.DataFrame | dd.DataFrame: ...
 
 
 def read_latency(
@@ -127,25 +208,27 @@ def read_latency(
     timestamp_column: str | None = None,
     timestamp_unit: str | None = None,
     metric: str | None = None,
-    cache: bool | str | os.PathLike = False,
+    cache: CacheWhere = False,
     progress: bool | None = None,
     engine: str = "pandas",
-    client=None,
-) -> pd.DataFrame:
+    client: Client | str | None = None,
+) -> pd.DataFrame | dd.DataFrame:
     """Read latency samples or a latency distribution from any supported source.
 
     ``source``: a path, a glob, a list of paths, an open text stream or the text
     itself (a string with a newline, or one-line JSON starting with ``{``).
+    Files may be gzip, bzip2, xz or zstd compressed.
     ``format``: one of :data:`FORMATS` (detected from the content when None).
     ``unit``: latency unit (s, ms, us, ns) for sources that do not say (plain CSV
     with a bare ``latency`` column, hlog/hgrm values).
     ``latency_column``/``timestamp_column``/``timestamp_unit``: plain-CSV overrides.
     ``metric``: k6 metric to read (default ``http_req_duration``).
-    ``strict``: raise :class:`~workbench.errors.ParseError` at the first record
+    ``strict``: raise :class:`~workbench.errors.ParseError` for the earliest record
     that cannot be parsed instead of keeping it in attrs["rejects"].
     ``cache``: True (``$WORKBENCH_CACHE_DIR/latency`` or ``~/.cache/workbench/latency``)
-    or a directory: keep each file's result as Parquet keyed by its bytes, so the
-    next load of the same file skips parsing. ``progress``: a progress bar over
+    or a directory: keep each file's result (:class:`workbench.cache.Cache`) keyed
+    by its bytes, the options and this package's code, so the next load of the
+    same file skips parsing. ``progress``: a progress bar over
     the files (default: when there are more than one); a plain CSV bigger than
     :data:`STREAM_BYTES` is read in blocks of whole records with a byte progress
     bar (default on), so memory holds one block of text at a time.
@@ -153,8 +236,9 @@ def read_latency(
     Returns a frame with attrs["kind"] == "samples" (columns latency_s,
     timestamp_s, ok, carried columns; :data:`SAMPLES_SCHEMA`) or "distribution"
     (latency_s, percentile and/or count, …; :data:`DISTRIBUTION_SCHEMA`), see
-    :mod:`workbench.latency`. Several files are concatenated with a ``file``
-    column; they must give the same kind of frame.
+    :mod:`workbench.latency`; attrs["rejects"] is a :class:`~workbench.schema.Rejects`.
+    Several files are concatenated with a ``file`` column; they must give the
+    same kind of frame.
 
     ``engine="dask"`` (files only) returns a dask DataFrame instead: one lazy
     partition per file, the same columns and dtypes as the pandas frame of
@@ -168,18 +252,20 @@ def read_latency(
     use_dask = check_engine(engine, source)
     fmt = canonical_format(format) if format is not None else None
     if unit is not None:
-        unit_seconds(unit, "latency unit")
+        unit_seconds(unit, "latency unit (unit=)")
     options = {"unit": unit, "latency_column": latency_column, "timestamp_column": timestamp_column,
                "timestamp_unit": timestamp_unit, "metric": metric}
-    items = resolve_sources(source)
+    items = resolve_inputs(source, "latency", is_text=is_text)
     if use_dask:
         from ..engine import dask_frame
 
-        if not all(isinstance(x, Path) for x in items):
-            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, not text')
+        paths = [x for x in items if isinstance(x, Path)]
+        if len(paths) != len(items):
+            raise UsageError('engine="dask" reads files: give source= as a path, a glob or a list of paths, '
+                             'not text or a stream (use engine="pandas" for those)')
         load = functools.partial(_read_part, fmt=fmt, strict=strict, options=options, cache=cache,
                                  progress=bool(progress))
-        return dask_frame(items, load, client=client)
+        return dask_frame(paths, load, client=client)
     names = [str(x) if isinstance(x, Path) else x.name for x in items]
     show = progress if progress is not None else len(items) > 1
     frames = []
@@ -192,24 +278,21 @@ def read_latency(
         return frames[0]
     kinds = {fr.attrs["kind"] for fr in frames}
     if len(kinds) > 1:
-        raise ValueError(f"the sources give different kinds of frame {sorted(kinds)}; read them separately")
-    parts = []
-    rejects = []
+        by_kind = {k: [n for n, fr in zip(names, frames, strict=True) if fr.attrs["kind"] == k] for k in sorted(kinds)}
+        raise UsageError(f"source= names files that give different kinds of frame ({by_kind}); "
+                         "expected one kind: read them separately")
+    kind = kinds.pop()
     skipped: dict[str, int] = {}
-    for name, fr in zip(names, frames, strict=True):
-        parts.append(fr.assign(file=name))
-        rejects.extend(fr.attrs["rejects"].itertuples(index=False, name=None))
+    for fr in frames:
         for k, v in fr.attrs.get("skipped", {}).items():
             skipped[k] = skipped.get(k, 0) + v
-    out = pd.concat(parts, ignore_index=True)
-    out.attrs = {}
-    kind = kinds.pop()
+    out = pd.concat([fr.assign(file=name) for name, fr in zip(names, frames, strict=True)], ignore_index=True)
+    out.attrs = {
+        "kind": kind,
+        "format": ",".join(sorted({fr.attrs["format"] for fr in frames})),
+        "source": names,
+        "skipped": skipped,
+        "per_file": [{k: v for k, v in fr.attrs.items() if k != "rejects"} for fr in frames],
+    }
     validate(out, SAMPLES_SCHEMA if kind == "samples" else DISTRIBUTION_SCHEMA)
-    out.attrs.update(
-        kind=kind,
-        format=",".join(sorted({fr.attrs["format"] for fr in frames})),
-        source=names,
-        skipped=skipped,
-        per_file=[{k: v for k, v in fr.attrs.items() if k != "rejects"} for fr in frames],
-    )
-    return attach_rejects(out, rejects)
+    return attach_rejects(out, Rejects.concat([rejects_of(fr) for fr in frames]))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ._common import Collector, Input, fail
+from ..errors import ParseError
+from ..sources import Collector, Input
 
 
 @dataclass
@@ -75,7 +77,7 @@ def split_table(inp: Input, col: Collector, *, delimiter: str | None = None, com
             kept_comments.append(raw[i])
         i += 1
     if i == len(raw):
-        raise fail(inp.name, None, "", "no header line: the input is empty")
+        raise ParseError(inp.name, None, "", "no header line: the input is empty")
     header_line = i + 1
     delim = delimiter or sniff_delimiter(raw[i])
     header = [h.strip() for h in next(csv.reader([raw[i]], delimiter=delim))]
@@ -104,7 +106,7 @@ def _split_quoted(body: list[str], header: list[str], header_line: int, delim: s
     n = len(header)
     yielded: list[int] = []
 
-    def gen():
+    def gen() -> Iterator[str]:
         for k, ln in enumerate(body, start=header_line + 1):
             if comments and ln.startswith("#"):
                 kept_comments.append(ln)

@@ -6,10 +6,13 @@ Time values carry wrk's unit suffixes ``us``, ``ms``, ``s``, ``m`` (**minutes**)
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pandas as pd
 
-from ._common import UNIT_SECONDS, Collector, Input, fail, finish
+from ..errors import ParseError
+from ..sources import Collector, Input
+from ._common import UNIT_SECONDS, finish
 from ._hdr import parse_footer, parse_spectrum_line, spectrum_frame
 from ._schemas import DISTRIBUTION_SCHEMA
 
@@ -65,11 +68,11 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
     elapsed_s, read_bytes, requests_per_s, transfer_bytes_per_s, socket_errors,
     non_2xx_3xx, percentiles_s ({tag: {percentile: seconds}}).
     """
-    summary: dict = {"percentiles_s": {}}
+    summary: dict[str, Any] = {"percentiles_s": {}}
     pct_rows: list[tuple[str, float, float]] = []
-    spectra: dict[str, list] = {}
-    footers: dict[str, dict] = {}
-    tag = None
+    spectra: dict[str | None, list[tuple[int, str, float, float, int]]] = {}
+    footers: dict[str | None, dict[str, float]] = {}
+    tag: str | None = None
     in_spectrum = False
     is_wrk2 = False
     for n, raw in enumerate(inp.text.splitlines(), start=1):
@@ -163,8 +166,8 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
     else:
         col.check()
         if "url" in summary or "latency_avg_s" in summary:
-            raise fail(inp.name, None, "", "wrk output without a latency distribution; run wrk with --latency")
-        raise fail(inp.name, None, "", "not wrk output: expected 'Running … test @' and 'Latency Distribution' lines")
+            raise ParseError(inp.name, None, "", "wrk output without a latency distribution; run wrk with --latency")
+        raise ParseError(inp.name, None, "", "not wrk output: expected 'Running … test @' and 'Latency Distribution' lines")
     if footers:
         summary["spectrum_footer"] = footers
     return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "wrk2" if is_wrk2 else "wrk", col,

@@ -4,10 +4,11 @@ Every function here accepts **raw-sample frames** only: one row per request
 with ``latency_s`` (float, seconds; NaN = the request got no reply) and, where
 rates are computed, ``timestamp_s`` (scheduled or actual start, seconds). That
 is ``read_latency(...)`` output with ``attrs["kind"] == "samples"`` or a frame
-built by hand with those columns. Pre-aggregated distributions
-(``attrs["kind"] == "distribution"``: histograms, percentile tables) are
-refused with a ValueError: their percentiles cannot be bootstrapped and their
-requests cannot be counted per second.
+built by hand with those columns. Each function first states what it needs
+with :func:`workbench.schema.requires`: a missing column, or a pre-aggregated
+distribution (``attrs["kind"] == "distribution"``: histograms, percentile
+tables, whose percentiles cannot be bootstrapped and whose requests cannot be
+counted per second), raises :class:`~workbench.errors.SchemaError`.
 
 - :func:`percentiles` — p50/p90/p99/p99.9 with bootstrap CIs per group.
 - :func:`over_threshold` — requests slower than a threshold, per second, per group.
@@ -19,12 +20,15 @@ requests cannot be counted per second.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
+from ..errors import UsageError
+from ..schema import requires
 from ..stats import percentile_cis
 
 __all__ = [
@@ -36,7 +40,6 @@ __all__ = [
     "percentiles",
     "quantile_column",
     "rate_sweep",
-    "require_samples",
 ]
 
 DEFAULT_QUANTILES: tuple[float, ...] = (50, 90, 99, 99.9)
@@ -47,19 +50,12 @@ def quantile_column(q: float) -> str:
     return "p" + f"{q:g}".replace(".", "_")
 
 
-def require_samples(frame: pd.DataFrame, *columns: str) -> None:
-    """Raise ValueError unless ``frame`` is a raw-sample frame with ``latency_s`` and ``columns``."""
-    kind = frame.attrs.get("kind")
-    if kind is not None and kind != "samples":
-        raise ValueError(f"this analysis needs raw samples (attrs kind 'samples'), got a {kind!r} frame; "
-                         "pre-aggregated distributions cannot be resampled or counted per second")
-    missing = [c for c in ("latency_s", *columns) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"raw-sample frame lacks column(s) {missing}; has {list(frame.columns)}")
+def _keys(by: str | Sequence[str] | None) -> list[str]:
+    return [by] if isinstance(by, str) else list(by or [])
 
 
-def _groups(frame: pd.DataFrame, by: str | Sequence[str] | None):
-    keys = [by] if isinstance(by, str) else list(by or [])
+def _groups(frame: pd.DataFrame, by: str | Sequence[str] | None) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
+    keys = _keys(by)
     if not keys:
         yield (), frame
         return
@@ -79,7 +75,8 @@ def _pct_columns(lat: np.ndarray, qs: Sequence[float], ci: bool, confidence: flo
     if finite.size == 0:
         return row
     if ci:
-        res = percentile_cis(lat, qs, confidence=confidence, n_resamples=n_resamples, groups=groups, seed=seed)
+        res = percentile_cis(lat, qs, confidence=confidence, n_resamples=n_resamples,
+                             groups=cast("Sequence[Any] | None", groups), seed=seed)
         for r in res:
             stem = quantile_column(r.q)
             row[stem + "_s"], row[stem + "_low_s"], row[stem + "_high_s"] = r.value, r.low, r.high
@@ -104,8 +101,8 @@ def percentiles(frame: pd.DataFrame, by: str | Sequence[str] | None = None,
     ``pQ_low_s``, ``pQ_high_s`` (CI) and ``pQ_n_beyond`` (samples above the
     estimate; e.g. p99 of 200 samples rests on 2).
     """
-    require_samples(frame, *([resample_by] if resample_by else []))
-    keys = [by] if isinstance(by, str) else list(by or [])
+    requires(frame, "latency_s", *_keys(by), *([resample_by] if resample_by else []), kind="samples")
+    keys = _keys(by)
     rows = []
     for key, sub in _groups(frame, keys):
         lat = sub["latency_s"].to_numpy(dtype="float64")
@@ -151,8 +148,8 @@ def over_threshold(frame: pd.DataFrame, threshold_s: float, by: str | Sequence[s
     requests. Returns the ``by`` columns, ``n``, ``n_over``, ``fraction_over``,
     ``duration_s`` and ``over_per_s``.
     """
-    require_samples(frame, "timestamp_s")
-    keys = [by] if isinstance(by, str) else list(by or [])
+    requires(frame, "latency_s", "timestamp_s", *_keys(by), kind="samples")
+    keys = _keys(by)
     rows = []
     for key, sub in _groups(frame, keys):
         lat = sub["latency_s"].to_numpy(dtype="float64")
@@ -171,7 +168,9 @@ def over_threshold_series(frame: pd.DataFrame, threshold_s: float, bin_s: float 
     Returns ``t_s`` (bin start, seconds from the first request), ``n`` and
     ``n_over`` per bin, and ``over_per_s`` (n_over / bin_s).
     """
-    require_samples(frame, "timestamp_s")
+    requires(frame, "latency_s", "timestamp_s", kind="samples")
+    if not bin_s > 0:
+        raise UsageError(f"over_threshold_series: bin_s={bin_s!r}; expected a bin width > 0 seconds")
     ts = frame["timestamp_s"].to_numpy(dtype="float64")
     lat = frame["latency_s"].to_numpy(dtype="float64")
     ok = np.isfinite(ts)
@@ -203,8 +202,8 @@ def rate_sweep(frame: pd.DataFrame, threshold_s: float = 0.01, *, by: str | Sequ
     a queue that builds up) and ``sustained``: no unanswered request, achieved
     ≥ ``sustain_fraction`` × offered, and backlog growth ≤ ``growth_limit_s``.
     """
-    require_samples(frame, rate_column, "timestamp_s")
-    keys = ([by] if isinstance(by, str) else list(by or [])) + [rate_column]
+    requires(frame, "latency_s", "timestamp_s", rate_column, *_keys(by), kind="samples")
+    keys = _keys(by) + [rate_column]
     rows = []
     for key, sub in _groups(frame, keys):
         sub = sub.sort_values("timestamp_s")
@@ -273,7 +272,9 @@ def option_bisection(trials: pd.DataFrame, threshold_s: float = 0.02, *, q: floa
     optional samples of trials with a single option each. The verdicts are
     recomputed from the samples, not taken from the lab's own decisions.
     """
-    require_samples(trials, "run", options_column)
+    requires(trials, "latency_s", "run", options_column, kind="samples")
+    if alone is not None and len(alone):
+        requires(alone, "latency_s", "run", options_column, kind="samples", by="option_bisection (alone=)")
     rows = []
     kept: frozenset[str] | None = None
     culprits: list[str] = []
@@ -288,8 +289,8 @@ def option_bisection(trials: pd.DataFrame, threshold_s: float = 0.02, *, q: floa
         else:
             diff = kept - opts
             if len(diff) != 1 or not opts <= kept:
-                raise ValueError(f"run {run}: options {sorted(opts)} are not the kept set {sorted(kept)} "
-                                 "minus one option")
+                raise UsageError(f"option_bisection: trials run {run}: options {sorted(opts)} are not the kept "
+                                 f"set {sorted(kept)} minus one option; expected one removal per trial, in run order")
             removed = next(iter(diff))
             if regressed:
                 culprits.append(removed)
@@ -299,7 +300,6 @@ def option_bisection(trials: pd.DataFrame, threshold_s: float = 0.02, *, q: floa
                      "p_s": p, "regressed": regressed})
     fixes: dict[str, bool] = {}
     if alone is not None and len(alone):
-        require_samples(alone, "run", options_column)
         for _, sub in alone.groupby("run", sort=True):
             opts = _option_set(str(sub[options_column].iloc[0]))
             lat = sub["latency_s"].to_numpy(dtype="float64")

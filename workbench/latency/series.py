@@ -23,6 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..errors import UsageError
+from ..schema import requires
+
 __all__ = ["ChangePoints", "change_points", "rolling_percentiles"]
 
 
@@ -35,24 +38,23 @@ def rolling_percentiles(frame: pd.DataFrame, *, window_s: float | None = None, w
     samples). Columns: timestamp_s, latency_s, n (samples in the window) and
     ``pQ_s`` per percentile (NaN while the window holds fewer than ``min_n``).
     """
+    requires(frame, "timestamp_s", "latency_s", kind="samples")
     if (window_s is None) == (window_n is None):
-        raise ValueError("give exactly one of window_s or window_n")
-    for c in ("timestamp_s", "latency_s"):
-        if c not in frame.columns:
-            raise ValueError(f"frame lacks column {c!r}; has {list(frame.columns)}")
+        raise UsageError(f"rolling_percentiles: give exactly one of window_s or window_n "
+                         f"(got window_s={window_s!r}, window_n={window_n!r})")
     df = pd.DataFrame({"timestamp_s": frame["timestamp_s"].to_numpy(dtype=float),
                        "latency_s": frame["latency_s"].to_numpy(dtype=float)})
     df = df.dropna().sort_values("timestamp_s", kind="stable").reset_index(drop=True)
     s = df["latency_s"]
     if window_s is not None:
-        if window_s <= 0:
-            raise ValueError("window_s must be > 0")
+        if not window_s > 0:
+            raise UsageError(f"rolling_percentiles: window_s={window_s!r}; expected a window > 0 seconds")
         idx = pd.to_datetime(df["timestamp_s"], unit="s")
         s = pd.Series(df["latency_s"].to_numpy(), index=idx)
         roll = s.rolling(pd.Timedelta(seconds=window_s), min_periods=1)
-    else:
+    elif window_n is not None:
         if window_n < 1:
-            raise ValueError("window_n must be >= 1")
+            raise UsageError(f"rolling_percentiles: window_n={window_n!r}; expected a window of >= 1 samples")
         roll = s.rolling(int(window_n), min_periods=1)
     out = df.copy()
     out["n"] = roll.count().to_numpy().astype("int64")
@@ -96,6 +98,7 @@ def change_points(frame: pd.DataFrame, *, model: str = "l2", penalty: float | No
     (``l2``). ``min_size``: shortest segment, samples. ``slow_threshold_ms``:
     the bound for each segment's slow share (default: twice the overall median).
     """
+    requires(frame, "timestamp_s", "latency_s", kind="samples")
     import ruptures as rpt
 
     df = pd.DataFrame({"timestamp_s": frame["timestamp_s"].to_numpy(dtype=float),
@@ -103,10 +106,12 @@ def change_points(frame: pd.DataFrame, *, model: str = "l2", penalty: float | No
     df = df.dropna().sort_values("timestamp_s", kind="stable").reset_index(drop=True)
     n = len(df)
     if n < 2 * min_size:
-        raise ValueError(f"need at least {2 * min_size} samples for min_size={min_size}, got {n}")
+        raise UsageError(f"change_points: min_size={min_size} needs at least {2 * min_size} samples with a "
+                         f"timestamp and a latency; the frame has {n}")
     lat = df["latency_s"].to_numpy()
     if log and np.any(lat <= 0):
-        raise ValueError("log transform needs positive latencies; pass log=False")
+        raise UsageError(f"change_points: log=True needs positive latencies, but {int(np.sum(lat <= 0))} "
+                         "latency_s value(s) are <= 0; pass log=False")
     sig = np.log(lat) if log else lat.copy()
     if smooth_n > 1:
         sig = pd.Series(sig).rolling(int(smooth_n), center=True, min_periods=1).mean().to_numpy()
