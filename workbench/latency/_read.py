@@ -109,14 +109,6 @@ def _blocks(path: Path) -> Iterator[bytes]:
             yield block
 
 
-def _percentile_keys(table: object) -> object:
-    """A {percentile: seconds} map with its keys as floats again.
-
-    The cache carries attrs as JSON, whose object keys are text: ``99.0`` comes back as ``"99.0"``.
-    """
-    return {float(k): v for k, v in table.items()} if isinstance(table, dict) else table
-
-
 def _from_cache(hit: pd.DataFrame, name: str, strict: bool) -> pd.DataFrame:
     """A cached frame as a fresh parse of the file ``name`` gives it (the same bytes may have another name).
 
@@ -127,11 +119,6 @@ def _from_cache(hit: pd.DataFrame, name: str, strict: bool) -> pd.DataFrame:
         col.reject(line, text, reason)
     col.check()
     hit.attrs["source"] = name
-    if "reported_percentiles_s" in hit.attrs:  # ghz, fortio
-        hit.attrs["reported_percentiles_s"] = _percentile_keys(hit.attrs["reported_percentiles_s"])
-    summary = hit.attrs.get("summary")
-    if isinstance(summary, dict) and isinstance(summary.get("percentiles_s"), dict):  # wrk: {tag: {p: s}}
-        summary["percentiles_s"] = {tag: _percentile_keys(t) for tag, t in summary["percentiles_s"].items()}
     return attach_rejects(hit, Rejects.from_rows(col.rows))
 
 
