@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from workbench.notebooks import hygiene_problems, read_parameters
+from workbench.report.notebooks import hygiene_problems, read_parameters
 
 from .conftest import NOTEBOOKS, make_notebook
 
