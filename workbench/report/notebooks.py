@@ -51,8 +51,8 @@ def parse_parameters(source: str, name: str = "<parameters cell>") -> list[Param
     """Parse the assignments of a parameters cell with their comments.
 
     Raises SyntaxError on invalid code and :class:`~workbench.errors.ParseError`
-    (naming ``name`` and the cell's line) on statements other than simple
-    ``name = value`` assignments (the cell must stay a plain list).
+    (naming ``name`` and the line within the cell) on statements other than
+    simple ``name = value`` assignments (the cell must stay a plain list).
     """
     tree = ast.parse(source)
     comments: dict[int, str] = {}
@@ -69,7 +69,7 @@ def parse_parameters(source: str, name: str = "<parameters cell>") -> list[Param
         else:
             text = ast.get_source_segment(source, node) or ast.dump(node)
             raise ParseError(name, node.lineno, text.splitlines()[0] if text else "",
-                             "parameters cell: only 'name = value' assignments are allowed")
+                             "only 'name = value' assignments are allowed in a parameters cell")
         src = ast.get_source_segment(source, value) or ""
         try:
             default = ast.literal_eval(value)
@@ -91,13 +91,17 @@ def parse_parameters(source: str, name: str = "<parameters cell>") -> list[Param
     return params
 
 
+def _cell_name(path: str | Path) -> str:
+    return f"{path} [parameters cell]"
+
+
 def read_parameters(path: str | Path) -> list[Parameter]:
     """Parameters of the notebook at ``path`` (empty list if it has no parameters cell)."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
     cell = parameters_cell(nb)
-    return parse_parameters(cell.source, name=f"{path} (parameters cell)") if cell is not None else []
+    return parse_parameters(cell.source, name=_cell_name(path)) if cell is not None else []
 
 
 def notebook_title(path: str | Path) -> str:
@@ -174,7 +178,7 @@ def hygiene_problems(path: str | Path) -> list[str]:
         problems.append("no code cell tagged 'parameters'")
     else:
         try:
-            params = parse_parameters(cell.source, name=str(path))
+            params = parse_parameters(cell.source, name=_cell_name(path))
         except (SyntaxError, ValueError) as exc:
             problems.append(f"parameters cell does not parse: {exc}")
         else:
