@@ -11,8 +11,9 @@ dd = pytest.importorskip("dask.dataframe")
 
 from workbench import engine  # noqa: E402
 from workbench.counters import read_series  # noqa: E402
-from workbench.errors import ParseError  # noqa: E402
+from workbench.errors import InputNotFoundError, ParseError, SchemaError, UsageError  # noqa: E402
 from workbench.latency import read_latency  # noqa: E402
+from workbench.schema import Rejects, SideTable, rejects_of  # noqa: E402
 from workbench.syscalls import read_strace  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
@@ -44,21 +45,15 @@ def test_default_is_a_local_in_process_cluster() -> None:
         assert cl.scheduler.address.startswith("inproc://")
         assert len(cl.scheduler_info()["workers"]) == 1
         assert engine.get_client() is cl  # reused, not a second cluster
-        _check_equal(ddf.compute(), _no_attrs(read_latency(HLOGS[:3])))
+        _check_equal(ddf.compute(), read_latency(HLOGS[:3]))
     finally:
         engine._close_local()
     with pytest.raises(ValueError):
         distributed.Client.current()
 
 
-def _no_attrs(frame: pd.DataFrame) -> pd.DataFrame:
-    frame.attrs = {}
-    return frame
-
-
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The per-part pandas frames joined the way the dask frame is: categories unioned in order."""
-    frames = [_no_attrs(f) for f in frames]
     cats = [c for c, t in frames[0].dtypes.items() if isinstance(t, pd.CategoricalDtype)]
     out = pd.concat([f.assign(**{c: f[c].astype(object) for c in cats}) for f in frames], ignore_index=True)
     for c in cats:
@@ -87,12 +82,14 @@ def test_latency_files_equal_pandas_path_and_rejects_reachable(client, tmp_path:
     want = read_latency(files)  # the pandas path for several files: concatenated with `file`
     assert list(ddf.columns) == list(want.columns) and "file" in ddf.columns
     assert ddf.dtypes.to_dict() == want.dtypes.to_dict()
-    _check_equal(ddf.compute(), _no_attrs(want.copy()))
+    _check_equal(ddf.compute(), want)
     rej = engine.rejects(ddf)
-    assert rej["source"].tolist() == [str(bad)] and rej["text"].tolist() == ["not,an,interval"]
-    pd.testing.assert_frame_equal(rej, want.attrs["rejects"])
+    assert isinstance(rej, Rejects) and len(rej) == 1
+    assert rej.frame()["source"].tolist() == [str(bad)] and rej.frame()["text"].tolist() == ["not,an,interval"]
+    pd.testing.assert_frame_equal(rej.frame(), rejects_of(want).frame())
     both = engine.compute(ddf)
-    assert len(both) == len(want) and len(both.attrs["rejects"]) == 1
+    assert len(both) == len(want) and isinstance(both.attrs["rejects"], Rejects) and len(both.attrs["rejects"]) == 1
+    assert both.attrs["rejects"] == rej
     assert [p["format"] for p in both.attrs["parts"]] == ["hlog"] * len(files)
 
 
@@ -115,8 +112,8 @@ def test_strace_files_and_ff_set(client, tmp_path: Path) -> None:
     ff_rows = got.iloc[sum(len(read_strace(p)) for p in TRACES):][: len(read_strace(FF_SET))]
     assert ff_rows["timestamp_s"].is_monotonic_increasing and ff_rows["pid"].nunique() == len(FF_SET)
     rej = engine.rejects(ddf)
-    assert len(rej) == 1 and rej["source"].iloc[0] == str(bad)
-    assert rej["text"].iloc[0] == "this is not strace output"
+    assert len(rej) == 1 and rej.rows()[0][0] == str(bad)
+    assert rej.rows()[0][2] == "this is not strace output"
 
 
 def _log(path: Path, host: str, t0: float, extra: str = "") -> Path:
@@ -141,10 +138,9 @@ def test_counter_snapshot_logs(client, tmp_path: Path) -> None:
     # the same rows as the pandas path, which merges every log by time
     keys = ["timestamp", "host", "source", "instance", "item", "counter"]
     pandas = read_series(str(tmp_path))
-    pd.testing.assert_frame_equal(got.sort_values(keys, kind="stable").reset_index(drop=True),
-                                  _no_attrs(pandas.copy()))
-    assert engine.rejects(ddf)["source"].tolist() == [str(logs[3])]
-    pd.testing.assert_frame_equal(engine.rejects(ddf), pandas.attrs["rejects"])
+    pd.testing.assert_frame_equal(got.sort_values(keys, kind="stable").reset_index(drop=True), pandas)
+    assert engine.rejects(ddf).frame()["source"].tolist() == [str(logs[3])]
+    pd.testing.assert_frame_equal(engine.rejects(ddf).frame(), rejects_of(pandas).frame())
 
 
 def test_scheduler_address_and_errors(tmp_path: Path) -> None:
@@ -155,16 +151,16 @@ def test_scheduler_address_and_errors(tmp_path: Path) -> None:
         cl = distributed.Client.current()
         try:
             assert cl.scheduler.address == cluster.scheduler_address
-            _check_equal(ddf.compute(), _no_attrs(read_latency(HLOGS[:3])))
+            _check_equal(ddf.compute(), read_latency(HLOGS[:3]))
             bad = _bad_copy(HLOGS[2], tmp_path / "bad.hlog", "not,an,interval\n")
             strict = read_latency([HLOGS[0], bad], engine="dask", strict=True, client=cl)
             with pytest.raises(ParseError, match=r"bad.hlog:\d+: .*'not,an,interval'"):
                 strict.compute()  # the error crosses the wire with its file, line and text
         finally:
             cl.close()
-    with pytest.raises(ValueError, match="engine='spark'"):
+    with pytest.raises(UsageError, match="engine='spark'"):
         read_latency(HLOGS[:3], engine="spark")
-    with pytest.raises(ValueError, match="expected one of 'pandas', 'dask'"):
+    with pytest.raises(UsageError, match="expected one of 'pandas', 'dask'"):
         read_strace(TRACES, engine="Dask")
     with pytest.raises(ValueError, match="reads files"):
         read_strace(TRACES[0].read_text(), engine="dask")
@@ -177,11 +173,38 @@ def test_scheduler_address_and_errors(tmp_path: Path) -> None:
 def test_files_with_different_columns_are_named(client) -> None:
     ddf = read_latency([DATA / "latency" / "jmeter_HTMLReportTestFile.csv",
                         DATA / "latency" / "jmeter_HTMLReportFalseTestFile.csv"], engine="dask")
-    with pytest.raises(ValueError, match="jmeter_HTMLReportFalseTestFile.csv.*responseCode"):
+    with pytest.raises(SchemaError, match="jmeter_HTMLReportFalseTestFile.csv.*responseCode"):
         ddf.compute()
 
 
 def test_rejects_needs_the_loaders_frame(client) -> None:
     ddf = read_latency(HLOGS[:3], engine="dask")
-    with pytest.raises(ValueError, match="frame a loader returned"):
+    with pytest.raises(UsageError, match="frame a loader returned"):
         engine.rejects(ddf[ddf["latency_s"] > 0])
+
+
+def _loader_with_table_attrs(part: int) -> pd.DataFrame:
+    """A part as a loader gives it, side tables in attrs as values or (older loaders) as DataFrames."""
+    frame = pd.DataFrame({"x": [part, part + 1]})
+    rows = [(f"part{part}", 3, "junk", "not a number")] if part else []
+    frame.attrs["rejects"] = Rejects.from_rows(rows) if part % 2 else Rejects.from_rows(rows).frame()
+    frame.attrs["messages"] = SideTable(pd.DataFrame({"m": [part]})) if part % 2 else pd.DataFrame({"m": [part]})
+    frame.attrs["format"] = "demo"
+    return frame
+
+
+def test_parts_may_carry_rejects_as_values_or_frames(client) -> None:
+    ddf = engine.dask_frame([0, 1, 2, 3], _loader_with_table_attrs)
+    assert ddf.compute()["x"].tolist() == [0, 1, 1, 2, 2, 3, 3, 4]
+    rej = engine.rejects(ddf)
+    assert isinstance(rej, Rejects)
+    assert rej.rows() == [(f"part{i}", 3, "junk", "not a number") for i in (1, 2, 3)]
+    out = engine.compute(ddf)
+    assert out.attrs["rejects"] == rej
+    assert [p["format"] for p in out.attrs["parts"]] == ["demo"] * 4
+    assert [p["messages"].frame()["m"].tolist() for p in out.attrs["parts"]] == [[0], [1], [2], [3]]
+    assert all(isinstance(p["messages"], SideTable) for p in out.attrs["parts"])
+    with pytest.raises(InputNotFoundError, match="no files to read"):
+        engine.dask_frame([], _loader_with_table_attrs)
+    with pytest.raises(UsageError, match="client=3: expected None, a scheduler address or a Client"):
+        engine.get_client(3)  # type: ignore[arg-type]

@@ -6,8 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbench.errors import ParseError, UsageError
 from workbench.findings import (
     FINDING_MIME,
+    FINDING_VERSION,
+    LEGACY_FINDING_MIME,
     format_value,
     read_findings,
     record_finding,
@@ -22,10 +25,12 @@ def test_to_jsonable_converts_numpy_and_pandas() -> None:
 
 
 def test_unserialisable_value_is_refused() -> None:
-    with pytest.raises(TypeError, match="not JSON-serialisable"):
+    with pytest.raises(UsageError, match="not JSON-serialisable"):
         record_finding("bad", object())
-    with pytest.raises(ValueError, match="identifier"):
+    with pytest.raises(UsageError, match=r"record_finding\(name=\.\.\.\).*identifier.*'bad name!'"):
         record_finding("bad name!", 1)
+    with pytest.raises(ValueError, match="identifier"):  # a UsageError is a ValueError
+        record_finding("", 1)
 
 
 def test_record_outside_ipython_returns_finding() -> None:
@@ -41,6 +46,45 @@ def test_read_findings_last_one_wins() -> None:
             "display_data", data={FINDING_MIME: {"name": "n", "value": v, "unit": None, "explain": None}}))
     nb.cells = [cell]
     assert read_findings(nb)["n"].value == 2
+
+
+def _notebook(*outputs: dict) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("")
+    for data in outputs:
+        cell.outputs.append(nbformat.v4.new_output("display_data", data=data))
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    return nb
+
+
+def test_mime_type_carries_the_format_version() -> None:
+    assert FINDING_VERSION == 1
+    assert FINDING_MIME == "application/vnd.workbench.finding.v1+json"
+    assert LEGACY_FINDING_MIME == "application/vnd.workbench.finding+json"
+
+
+def test_read_findings_reads_the_unversioned_mime_type_of_older_notebooks() -> None:
+    old = {"name": "old", "value": [1, 2], "unit": "ms", "explain": "before versions"}
+    new = {"name": "new", "value": 3, "unit": None, "explain": None}
+    found = read_findings(_notebook({LEGACY_FINDING_MIME: old}, {FINDING_MIME: new}))
+    assert found["old"].value == [1, 2] and found["old"].unit == "ms" and found["old"].explain == "before versions"
+    assert found["new"].value == 3
+    # the JSON text form some writers store reads the same
+    assert read_findings(_notebook({LEGACY_FINDING_MIME: '{"name": "t", "value": 1}'}))["t"].value == 1
+
+
+def test_read_findings_refuses_newer_formats_and_broken_payloads(tmp_path) -> None:
+    newer = _notebook({"application/vnd.workbench.finding.v2+json": {"name": "n", "value": 1}})
+    with pytest.raises(ParseError, match=r"cell 1: finding format v2 is newer.*v1"):
+        read_findings(newer)
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(_notebook({FINDING_MIME: {"value": 1}}), str(path))
+    with pytest.raises(ParseError, match=r"broken\.ipynb: cell 1: not a finding: expected an object with 'name'"):
+        read_findings(path)
+    with pytest.raises(ParseError, match=r"unexpected keys \['colour'\]"):
+        read_findings(_notebook({FINDING_MIME: {"name": "n", "value": 1, "colour": "red"}}))
+    with pytest.raises(ParseError, match="not valid JSON"):
+        read_findings(_notebook({FINDING_MIME: "{nope"}))
 
 
 def test_format_value() -> None:

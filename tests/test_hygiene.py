@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from workbench.notebooks import hygiene_problems, read_parameters
+from workbench.report.notebooks import hygiene_problems, read_parameters
 
 from .conftest import NOTEBOOKS, make_notebook
 
@@ -71,3 +71,10 @@ def test_parameters_help_from_comment_above(tmp_path: Path) -> None:
     path = make_notebook(tmp_path / "01_z.ipynb", "# how many instances\nn = 200\nlive = False  # rerun", ["1"])
     params = read_parameters(path)
     assert [(p.name, p.default, p.help) for p in params] == [("n", 200, "how many instances"), ("live", False, "rerun")]
+
+
+def test_checker_names_the_line_of_a_statement_in_the_parameters_cell(tmp_path: Path) -> None:
+    path = make_notebook(tmp_path / "01_s.ipynb", "a = 1  # the a\nimport os", ["print(a)"])
+    assert hygiene_problems(path) == [
+        f"parameters cell does not parse: {path} [parameters cell]:2: "
+        "only 'name = value' assignments are allowed in a parameters cell: 'import os'"]

@@ -43,3 +43,21 @@ def test_every_public_name_resolves() -> None:
         assert getattr(workbench, name) is not None, name
     for mod in ("stats", "syscalls", "latency", "counters", "models", "stalls"):
         assert getattr(workbench, mod).__name__ == f"workbench.{mod}"
+
+
+def test_import_workbench_stays_light() -> None:
+    """``import workbench`` loads no heavy dependency: each loads on first use (fresh interpreter)."""
+    import json
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "numpy", "scipy", "nbformat", "nbconvert", "papermill", "dask", "distributed",
+             "matplotlib", "pyarrow", "IPython", "ruptures", "hdrh", "tqdm")
+    code = ("import sys, json, workbench, workbench.errors, workbench.findings, workbench.paths\n"
+            f"print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    # and the first use does load them
+    code = "import sys, workbench\nworkbench.read_latency\nprint('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    assert out.stdout.strip().splitlines()[-1] == "True"

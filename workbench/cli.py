@@ -7,6 +7,9 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
+from types import ModuleType
+
+from .errors import WorkbenchError
 
 
 def _notebooks_dir(arg: str | None) -> Path:
@@ -18,8 +21,7 @@ def _notebooks_dir(arg: str | None) -> Path:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .report.notebooks import notebook_title, read_parameters
-    from .report import discover, select
+    from .report import discover, notebook_title, read_parameters, select
 
     for nb in select(discover(_notebooks_dir(args.notebooks)), args.names):
         print(f"{nb.stem} — {notebook_title(nb)}")
@@ -32,27 +34,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import discover, run_report, select
 
-    notebooks = select(discover(_notebooks_dir(args.notebooks)), args.names)
+    folder = _notebooks_dir(args.notebooks)
+    notebooks = select(discover(folder), args.names)
     if not notebooks:
-        print("no notebooks found", file=sys.stderr)
+        print(f"workbench report: no notebooks (*.ipynb) in {folder}", file=sys.stderr)
         return 2
     overrides = {name: value for name, value in (args.param or [])}
-    try:
-        results = run_report(notebooks, overrides, out_dir=args.out, no_input=args.no_input,
-                             jobs=args.jobs, timeout_s=args.timeout)
-    except ValueError as exc:
-        print(f"workbench report: {exc}", file=sys.stderr)
-        return 2
+    results = run_report(notebooks, overrides, out_dir=args.out, no_input=args.no_input,
+                         jobs=args.jobs, timeout_s=args.timeout)
     failed = [r for r in results if r.status != "ok"]
     print(f"report: {Path(args.out) / 'index.html'} ({len(results) - len(failed)} ok, {len(failed)} failed)")
     return 1 if failed else 0
 
 
-def _labs() -> dict[str, object]:
+def _labs() -> dict[str, ModuleType]:
     """Experiment modules in ``workbench.lab`` that offer a command line (``add_parser``)."""
     from . import lab
 
-    found = {}
+    found: dict[str, ModuleType] = {}
     for info in pkgutil.iter_modules(lab.__path__):
         if info.name.startswith("_"):
             continue
@@ -87,14 +86,24 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
     p = sub.add_parser("lab", help="run a real experiment on this machine")
     labsub = p.add_subparsers(dest="experiment", required=True)
     for _name, mod in sorted(_labs().items() if with_labs else ()):
-        mod.add_parser(labsub)  # type: ignore[attr-defined]
+        mod.add_parser(labsub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    0: done; 1: a notebook of the report failed; 2: an error the workbench
+    raises on purpose (an unknown notebook or parameter, a missing input, an
+    experiment that cannot run here), printed as one line on stderr.
+    """
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(with_labs=bool(argv) and argv[0] == "lab").parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"workbench {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,12 +9,19 @@ the same columns and dtypes, else a :class:`~workbench.errors.SchemaError` names
 it. Categorical columns whose categories differ by part (for example strace's
 ``syscall``) come back as the union of categories in partition order.
 
-Rejected lines cannot ride on a dask frame (it has no per-partition attrs), so
-they are kept apart: :func:`rejects` computes them for a frame a loader
-returned, and :func:`compute` computes frame and rejects in one pass (each file
-parsed once) and returns a pandas frame with ``attrs["rejects"]`` and
-``attrs["parts"]`` (each part's other attrs). ``strict=True`` raises on the
-first reject as in the pandas path.
+Each partition keeps the attrs its loader gave it (a
+:class:`~workbench.schema.Rejects` in ``attrs["rejects"]``, other side tables as
+:class:`~workbench.schema.SideTable`); ``ddf.compute()`` keeps them only where
+every part carries the same (pandas' rule for concatenation), so the rejects of
+a fleet are reached through this module: :func:`rejects` computes them for a
+frame a loader returned (a :class:`~workbench.schema.Rejects` of every part's
+rejects, in partition order), and :func:`compute` computes frame and rejects in
+one pass (each file parsed once) and returns a pandas frame with
+``attrs["rejects"]`` (a :class:`~workbench.schema.Rejects`) and ``attrs["parts"]``
+(each part's other attrs). ``strict=True`` raises on the first reject as in the
+pandas path. A loader that still puts a DataFrame in ``attrs`` is accepted: its
+rejects become a :class:`~workbench.schema.Rejects`, other tables a
+:class:`~workbench.schema.SideTable`.
 
 Where it runs (``client=``): None uses the current distributed Client if there
 is one, else starts an in-process :class:`distributed.LocalCluster` once
@@ -32,13 +39,13 @@ from __future__ import annotations
 import atexit
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .errors import SchemaError
-from .schema import rejects_frame
+from .errors import InputNotFoundError, SchemaError, UsageError
+from .schema import Rejects, SideTable, rejects_of
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -46,7 +53,7 @@ if TYPE_CHECKING:
 
 ENGINES = ("pandas", "dask")
 _PARTS_ATTR = "_workbench_parts"
-_local: list = []  # [LocalCluster, Client] once started
+_local: list[Any] = []  # [LocalCluster, Client] once started
 #: the local cluster's status pages listen on loopback only, on free ports
 LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0", "worker_dashboard_address": "127.0.0.1:0"}
 
@@ -54,10 +61,10 @@ LOOPBACK_HTTP = {"dashboard_address": "127.0.0.1:0", "worker_dashboard_address":
 def check_engine(engine: str, source: object) -> bool:
     """True for engine="dask" (after checking that ``source`` names files), False for "pandas"."""
     if engine not in ENGINES:
-        raise ValueError(f"engine={engine!r}: expected one of {', '.join(map(repr, ENGINES))}")
+        raise UsageError(f"engine={engine!r}: expected one of {', '.join(map(repr, ENGINES))}")
     if engine == "dask":
         if hasattr(source, "read") or (isinstance(source, str) and ("\n" in source or "\r" in source)):
-            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, '
+            raise UsageError('engine="dask" reads files: give a path, a glob or a list of paths, '
                              'not text or an open stream (use engine="pandas" for those)')
     return engine == "dask"
 
@@ -78,7 +85,8 @@ def get_client(client: Client | str | None = None) -> Client:
             pass
         return Client(address, set_as_default=True)
     if client is not None:
-        raise TypeError(f"client= must be None, a scheduler address or a Client, not {type(client).__name__}")
+        raise UsageError(f"client={client!r}: expected None, a scheduler address or a Client, "
+                         f"not {type(client).__name__}")
     try:
         return Client.current()
     except ValueError:
@@ -98,32 +106,43 @@ def _close_local() -> None:
     _local.clear()
 
 
-def _strip(frame: pd.DataFrame, meta: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The part's frame without attrs, checked against the first part's columns and dtypes."""
+def _values(attrs: Mapping[Hashable | None, Any]) -> dict[Hashable | None, Any]:
+    """``attrs`` with tables as values: a rejects DataFrame as :class:`Rejects`, other DataFrames as :class:`SideTable`."""
+    out: dict[Hashable | None, Any] = {}
+    for k, v in attrs.items():
+        if isinstance(v, pd.DataFrame):
+            v = Rejects(v) if k == "rejects" else SideTable(v)
+        out[k] = v
+    return out
+
+
+def _checked(frame: pd.DataFrame, meta: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The part's frame, checked against the first part's columns and dtypes."""
     got = {c: str(t) if not isinstance(t, pd.CategoricalDtype) else "category" for c, t in frame.dtypes.items()}
     want = {c: str(t) if not isinstance(t, pd.CategoricalDtype) else "category" for c, t in meta.dtypes.items()}
     if got != want:
         diff = sorted(set(got.items()) ^ set(want.items()))
         raise SchemaError(f'{name}: engine="dask" needs every file to give the columns and dtypes of the first '
                           f"one; these differ: {diff}; read it separately or with engine=\"pandas\"")
-    out = frame.copy(deep=False)
-    out.attrs = {}
-    return out
+    if any(isinstance(v, pd.DataFrame) for v in frame.attrs.values()):
+        frame = frame.copy(deep=False)
+        frame.attrs = _values(frame.attrs)
+    return frame
 
 
-def _rejects_of(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.attrs["rejects"]
+def _rejects_of(frame: pd.DataFrame) -> Rejects:
+    return rejects_of(frame)
 
 
-def _other_attrs(frame: pd.DataFrame) -> dict:
-    return {k: v for k, v in frame.attrs.items() if k != "rejects"}
+def _other_attrs(frame: pd.DataFrame) -> dict[Hashable | None, Any]:
+    return _values({k: v for k, v in frame.attrs.items() if k != "rejects"})
 
 
 def _empty_meta(frame: pd.DataFrame) -> pd.DataFrame:
     from dask.dataframe.utils import clear_known_categories
 
     meta = frame.iloc[:0].copy()
-    meta.attrs = {}
+    meta.attrs = {}  # the meta describes columns; the first part's rejects are not the frame's
     # categories learned from one file would be wrong for the others: mark them unknown
     varying = [c for c, t in meta.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
     return clear_known_categories(meta, cols=varying) if varying else meta
@@ -149,7 +168,7 @@ def dask_frame(
     from dask import delayed
 
     if not parts:
-        raise ValueError('engine="dask": no files to read')
+        raise InputNotFoundError('engine="dask": no files to read (the paths or globs named none)')
     names = [str(p) for p in parts] if names is None else list(names)
     cl = get_client(client)
     loaded = [delayed(load, pure=False)(p) for p in parts]
@@ -157,7 +176,7 @@ def dask_frame(
     meta = _empty_meta(first)
     for c in known_categories:
         meta[c] = meta[c].astype(first[c].dtype)
-    pieces = [delayed(_strip, pure=True)(x, meta, n) for x, n in zip(loaded, names, strict=True)]
+    pieces = [delayed(_checked, pure=True)(x, meta, n) for x, n in zip(loaded, names, strict=True)]
     # keep the loaders' exact dtypes (object and pandas "str" columns), no conversion to pyarrow strings
     with dask.config.set({"dataframe.convert-string": False}):
         frame = dd.from_delayed(pieces, meta=meta, verify_meta=False)
@@ -165,34 +184,35 @@ def dask_frame(
     return frame
 
 
-def _parts_of(frame: dd.DataFrame) -> list:
+def _parts_of(frame: dd.DataFrame) -> list[Any]:
     parts = getattr(frame, _PARTS_ATTR, None)
     if parts is None:
-        raise ValueError('rejects are kept for the frame a loader returned with engine="dask" '
-                         "(not for frames derived from it); call rejects()/compute() on that frame")
-    return parts
+        raise UsageError('engine.rejects()/engine.compute(): rejects are kept for the frame a loader returned '
+                         'with engine="dask" (not for frames derived from it); call them on that frame')
+    return list(parts)
 
 
-def rejects(frame: dd.DataFrame) -> pd.DataFrame:
-    """Every rejected line of every part (source, line, text, reason); parses the files again."""
+def rejects(frame: dd.DataFrame) -> Rejects:
+    """Every rejected line of every part, in partition order; parses the files again.
+
+    Returns a :class:`~workbench.schema.Rejects` (``len()``, ``.frame()`` with
+    source, line, text, reason; ``.by_reason()``), like ``attrs["rejects"]`` of
+    the pandas path. :func:`compute` gets frame and rejects in one pass.
+    """
     import dask
     from dask import delayed
 
     parts = _parts_of(frame)
     (tables,) = dask.compute([delayed(_rejects_of)(p) for p in parts])
-    return _join_rejects(tables)
-
-
-def _join_rejects(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    rows = [r for t in tables for r in t.itertuples(index=False, name=None)]
-    return rejects_frame(rows)
+    return Rejects.concat(tables)
 
 
 def compute(frame: dd.DataFrame) -> pd.DataFrame:
     """Compute a loader's dask frame and its rejects in one pass (each file parsed once).
 
-    Returns the pandas frame with ``attrs["rejects"]`` (all parts) and
-    ``attrs["parts"]`` (each part's other attrs, in partition order).
+    Returns the pandas frame with ``attrs["rejects"]`` (a
+    :class:`~workbench.schema.Rejects` of every part's rejects, in partition
+    order) and ``attrs["parts"]`` (each part's other attrs, in partition order).
     """
     import dask
     from dask import delayed
@@ -202,5 +222,5 @@ def compute(frame: dd.DataFrame) -> pd.DataFrame:
         warnings.filterwarnings("ignore", message="Computing mixed collections", category=UserWarning)
         out, tables, attrs = dask.compute(frame, [delayed(_rejects_of)(p) for p in parts],
                                           [delayed(_other_attrs)(p) for p in parts])
-    out.attrs = {"rejects": _join_rejects(tables), "parts": attrs}
+    out.attrs = {"rejects": Rejects.concat(tables), "parts": attrs}
     return out

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .errors import InputNotFoundError
+
 
 def project_root() -> Path:
     """The directory holding ``notebooks/`` and ``data/`` (the repository checkout).
 
     Found from the current directory upwards first (so a user's own checkout
     wins), then from the installed package's location (editable installs).
+    Raises :class:`~workbench.errors.InputNotFoundError` when neither has one.
     """
     here = Path.cwd().resolve()
     for cand in (here, *here.parents):
@@ -17,7 +20,7 @@ def project_root() -> Path:
     pkg = Path(__file__).resolve().parent.parent
     if (pkg / "notebooks").is_dir():
         return pkg
-    raise FileNotFoundError(
+    raise InputNotFoundError(
         "cannot find the workbench project (a directory with notebooks/ and data/) "
         f"above {here} or at {pkg}; run from the repository checkout"
     )
@@ -29,7 +32,8 @@ def resolve(path: str | Path) -> Path:
     Notebook parameters default to project-relative paths such as
     ``data/04_event_loop_yields/published.csv``; this makes them work from the
     repository root (the report), from ``notebooks/`` (JupyterLab) and for absolute
-    paths a user passes. Raises FileNotFoundError naming both places tried.
+    paths a user passes. Raises :class:`~workbench.errors.InputNotFoundError`
+    (a FileNotFoundError) naming both places tried.
     """
     p = Path(path).expanduser()
     if p.exists():
@@ -38,5 +42,5 @@ def resolve(path: str | Path) -> Path:
         q = project_root() / p
         if q.exists():
             return q
-        raise FileNotFoundError(f"{path}: not found in {Path.cwd()} nor in the project root {project_root()}")
-    raise FileNotFoundError(f"{path}: no such file or directory")
+        raise InputNotFoundError(f"{path}: not found in {Path.cwd()} nor in the project root {project_root()}")
+    raise InputNotFoundError(f"{path}: no such file or directory")

@@ -1,20 +1,44 @@
-"""Figures of the IO-counter investigation: each takes analysis results and returns the Axes."""
+"""Figures of the IO-counter investigation: each takes analysis results and returns the Axes.
+
+Inputs come from :mod:`workbench.counters.analysis` (and the readahead lab).
+The names before ``plot_`` was added (``interface_bytes``, ``node_rates``, …)
+still work for one release, with a DeprecationWarning.
+"""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from ._renamed import forwarder
 from .style import new_axes
+
+if TYPE_CHECKING:
+    from ..counters.analysis import NodePrediction, Reconciliation
+
+__all__ = [
+    "plot_attribution",
+    "plot_demand_vs_fetch",
+    "plot_interface_bytes",
+    "plot_node_rates",
+    "plot_probe_pages",
+    "plot_rates_over_time",
+    "plot_reconciliation",
+    "plot_size_histogram",
+]
 
 MIB = 2**20
 
 
-def interface_bytes(ratios: pd.DataFrame, ax: Axes | None = None, what: str = "cumulative") -> Axes:
-    """Private (storage) vs public (client) received bytes per host, log scale, ratio on top."""
+def plot_interface_bytes(ratios: pd.DataFrame, ax: Axes | None = None, what: str = "cumulative") -> Axes:
+    """Private (storage) vs public (client) received bytes per host, log scale, ratio on top.
+
+    ``ratios`` is :func:`workbench.counters.analysis.interface_ratios` output.
+    """
     ax = new_axes(ax)
     r = ratios[ratios["host"] != "all"]
     x = np.arange(len(r))
@@ -32,7 +56,7 @@ def interface_bytes(ratios: pd.DataFrame, ax: Axes | None = None, what: str = "c
     return ax
 
 
-def rates_over_time(d: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
+def plot_rates_over_time(d: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
     """Rate per host over time (MiB/s) from delta rows of one counter; resets marked with ×."""
     ax = new_axes(ax)
     origin = d["start_timestamp"].min()
@@ -53,8 +77,11 @@ def rates_over_time(d: pd.DataFrame, ax: Axes | None = None, title: str = "") ->
     return ax
 
 
-def demand_vs_fetch(dvf: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Demand vs fetched bytes per file (log-log), coloured by cache-hit %; the line is fetch = demand."""
+def plot_demand_vs_fetch(dvf: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Demand vs fetched bytes per file (log-log), coloured by cache-hit %; the line is fetch = demand.
+
+    ``dvf`` is :func:`workbench.counters.analysis.demand_vs_fetch` output.
+    """
     ax = new_axes(ax)
     d = dvf[(dvf["demand_bytes"] > 0) & (dvf["fetched_bytes"] > 0)]
     y = d["fetched_bytes"] / 1024
@@ -73,14 +100,15 @@ def demand_vs_fetch(dvf: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_title("Demand vs fetch per file")
     plt.colorbar(sc, ax=ax, label="cache-hit %")
     big = d.nlargest(1, "demand_bytes")
-    for row in big.itertuples():
-        ax.annotate(row.key.rsplit("/", 1)[-1], (row.demand_bytes / 1024, max(row.fetched_bytes, 1024) / 1024),
+    for key, demand, fetched in zip(big["key"], big["demand_bytes"].to_numpy(float),
+                                    big["fetched_bytes"].to_numpy(float), strict=True):
+        ax.annotate(str(key).rsplit("/", 1)[-1], (demand / 1024, max(fetched, 1024) / 1024),
                     fontsize=8, xytext=(-60, 10), textcoords="offset points", arrowprops={"arrowstyle": "-"})
     ax.legend(loc="upper left")
     return ax
 
 
-def size_histogram(hists: pd.DataFrame, map_name: str, ax: Axes | None = None, unit: str = "bytes") -> Axes:
+def plot_size_histogram(hists: pd.DataFrame, map_name: str, ax: Axes | None = None, unit: str = "bytes") -> Axes:
     """A bpftrace histogram (one map) as bars over log2 buckets."""
     ax = new_axes(ax)
     h = hists[hists["map"] == map_name].reset_index(drop=True)
@@ -106,7 +134,7 @@ def _fmt_bytes(v: float) -> str:
     return f"{v:g} B"
 
 
-def attribution(table: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
+def plot_attribution(table: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
     """Share of fetched bytes per category (horizontal bars), titled as a hypothesis."""
     ax = new_axes(ax, figsize=(7.5, 3.5))
     t = table.iloc[::-1]
@@ -118,19 +146,23 @@ def attribution(table: pd.DataFrame, ax: Axes | None = None, title: str = "") ->
     return ax
 
 
-def node_rates(pred, ax: Axes | None = None) -> Axes:  # noqa: ANN001 - NodePrediction
-    """Read rate vs request rate per node, coloured by the attribute; arrows to the predicted rate."""
+def plot_node_rates(pred: NodePrediction, ax: Axes | None = None) -> Axes:
+    """Read rate vs request rate per node, coloured by the attribute; arrows to the predicted rate.
+
+    ``pred`` is :func:`workbench.counters.analysis.node_rates` output.
+    """
     ax = new_axes(ax)
     t = pred.table
     for state, g in t.groupby(pred.attribute):
         ax.scatter(g["requests_per_s"], g["read_bytes_per_s"] / MIB, s=60, label=f"{pred.attribute} = {state}")
-        for r in g.itertuples():
-            ax.annotate(r.host, (r.requests_per_s, r.read_bytes_per_s / MIB), fontsize=8, xytext=(4, 4),
-                        textcoords="offset points")
+        for host, req, rate in zip(g["host"], g["requests_per_s"].to_numpy(float),
+                                   g["read_bytes_per_s"].to_numpy(float), strict=True):
+            ax.annotate(str(host), (req, rate / MIB), fontsize=8, xytext=(4, 4), textcoords="offset points")
     moving = t[t[pred.attribute] != pred.baseline_state]
-    for r in moving.itertuples():
-        ax.annotate("", (r.requests_per_s, r.predicted_read_bytes_per_s / MIB),
-                    (r.requests_per_s, r.read_bytes_per_s / MIB), arrowprops={"arrowstyle": "->", "color": "grey"})
+    for req, predicted, rate in zip(moving["requests_per_s"].to_numpy(float),
+                                    moving["predicted_read_bytes_per_s"].to_numpy(float),
+                                    moving["read_bytes_per_s"].to_numpy(float), strict=True):
+        ax.annotate("", (req, predicted / MIB), (req, rate / MIB), arrowprops={"arrowstyle": "->", "color": "grey"})
     xs = np.linspace(t["requests_per_s"].min() * 0.8, t["requests_per_s"].max() * 1.1, 10)
     ax.plot(xs, xs * pred.baseline_bytes_per_request / MIB, ls="--", color="grey",
             label=f"baseline {pred.baseline_bytes_per_request / MIB:.2f} MiB/request")
@@ -142,8 +174,11 @@ def node_rates(pred, ax: Axes | None = None) -> Axes:  # noqa: ANN001 - NodePred
     return ax
 
 
-def reconciliation(rec, ax: Axes | None = None) -> Axes:  # noqa: ANN001 - Reconciliation
-    """Each instrument's ratio to the anchor (log scale) with the tolerance band."""
+def plot_reconciliation(rec: Reconciliation, ax: Axes | None = None) -> Axes:
+    """Each instrument's ratio to the anchor (log scale) with the tolerance band.
+
+    ``rec`` is a :class:`workbench.counters.analysis.Reconciliation`.
+    """
     ax = new_axes(ax, figsize=(7.5, 3.5))
     t = rec.table
     colors = ["#3a7" if a else "#c33" for a in t["agrees"]]
@@ -161,7 +196,7 @@ def reconciliation(rec, ax: Axes | None = None) -> Axes:  # noqa: ANN001 - Recon
     return ax
 
 
-def probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
+def plot_probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Pages pulled per tiny read by advice, split by file kind and position."""
     ax = new_axes(ax)
     b = breakdown.copy()
@@ -176,3 +211,17 @@ def probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_title("Pages pulled into the page cache per tiny read, by fadvise advice")
     ax.legend(title="posix_fadvise")
     return ax
+
+
+#: old name → new name, for one release
+RENAMED = {
+    "interface_bytes": "plot_interface_bytes",
+    "rates_over_time": "plot_rates_over_time",
+    "demand_vs_fetch": "plot_demand_vs_fetch",
+    "size_histogram": "plot_size_histogram",
+    "attribution": "plot_attribution",
+    "node_rates": "plot_node_rates",
+    "reconciliation": "plot_reconciliation",
+    "probe_pages": "plot_probe_pages",
+}
+__getattr__ = forwarder(__name__, RENAMED, globals())

@@ -1,11 +1,12 @@
 """Latency figures: rate sweeps, over-threshold counts, quantised histograms, bisections.
 
-Each function draws results computed by :mod:`workbench.latency_analysis` or
+Each function draws results computed by :mod:`workbench.latency.analysis` or
 :mod:`workbench.stats` and returns the matplotlib Axes.
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -13,8 +14,10 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ..latency.analysis import quantile_column
-from ..stats import Mode
 from .style import new_axes
+
+if TYPE_CHECKING:
+    from ..stats import Mode
 
 
 def _plain_ticks(ax: Axes, *axes: str) -> None:
@@ -34,7 +37,7 @@ def plot_rate_sweep(summary: pd.DataFrame, qs: Sequence[float] = (50, 99), ax: A
                     label: str = "", threshold_s: float | None = None, title: str | None = None) -> Axes:
     """Percentiles (ms, with CI bars) against offered rate (log-log); unsustained rates hollow.
 
-    ``summary`` is a :func:`workbench.latency_analysis.rate_sweep` frame.
+    ``summary`` is a :func:`workbench.latency.analysis.rate_sweep` frame.
     """
     ax = new_axes(ax)
     s = summary.sort_values("offered_per_s")
@@ -101,7 +104,8 @@ def plot_quantised_histogram(values_s: Mapping[str, np.ndarray] | np.ndarray, mo
     if allv.size:
         top = np.percentile(allv, 99.9) * 1.1
         bins = np.arange(0, max(top, bin_ms * 5) + bin_ms, bin_ms)
-        ax.hist([np.clip(a[np.isfinite(a)], 0, bins[-1]) for a in arrays], bins=bins, stacked=True,
+        ax.hist([np.clip(a[np.isfinite(a)], 0, bins[-1]) for a in arrays], bins=cast("Sequence[float]", bins),
+                stacked=True,
                 label=list(series.keys()))
     ax.set_yscale("log")
     for k, m in enumerate(modes):
@@ -145,7 +149,7 @@ def plot_bisection(steps: pd.DataFrame, threshold_s: float, q: float = 90, ax: A
                    title: str | None = None) -> Axes:
     """Bars of each bisection trial's percentile (ms), red when it regressed, threshold line.
 
-    ``steps`` is :attr:`workbench.latency_analysis.BisectionResult.steps`.
+    ``steps`` is :attr:`workbench.latency.analysis.BisectionResult.steps`.
     """
     ax = new_axes(ax, figsize=(8.5, 0.5 * len(steps) + 1.8))
     labels = ["all options" if not r else f"then without {r}" for r in steps["removed"]]

@@ -1,11 +1,15 @@
 """Figures for timing tables, scaling-law fits and per-actor metrics.
 
 Every function takes frames or fit results from :mod:`workbench.models.scaling`
-(or the actor lab) and returns the matplotlib Axes it drew on.
+(or the actor lab) and returns the matplotlib Axes it drew on. The names before
+``plot_`` was added (``time_heatmap``, ``usl_plot``, …) still work for one
+release, with a DeprecationWarning.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -13,7 +17,22 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.patches import Rectangle
 
+from ._renamed import forwarder
 from .style import new_axes
+
+if TYPE_CHECKING:
+    from ..models.scaling import PowerLawFit, USLFit
+
+__all__ = [
+    "plot_busiest_by_kind",
+    "plot_demand_predictions",
+    "plot_loc_bars",
+    "plot_loglog_fits",
+    "plot_ratio_intervals",
+    "plot_speedup_heatmap",
+    "plot_time_heatmap",
+    "plot_usl",
+]
 
 ITERATION_COLORS = {1: "#c0392b", 2: "#2471a3", 3: "#229954"}
 KIND_COLORS = {"coordinator": "#c0392b", "bank": "#2471a3", "client": "#7f8c8d",
@@ -25,11 +44,16 @@ def _g(v: float) -> str:
     return "0" if abs(v) < 1e-9 else f"{v:.3g}"
 
 
-def _color(it: int) -> str:
-    return ITERATION_COLORS.get(int(it), "#555555")
+def _iteration(key: Hashable) -> int:
+    """A groupby key of the ``iteration`` column as an int."""
+    return int(cast("int", key))  # an int or numpy integer (pandas-stubs types keys as Hashable)
 
 
-def time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = None, resolution_s: float = 0.001,
+def _color(it: Hashable) -> str:
+    return ITERATION_COLORS.get(_iteration(it), "#555555")
+
+
+def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = None, resolution_s: float = 0.001,
                  vmin_s: float = 0.0005, vmax_s: float | None = None) -> Axes:
     """Heatmap of ``time_s`` over banks × clients per bank for one iteration (log colour scale).
 
@@ -61,7 +85,7 @@ def time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = None, re
     return ax
 
 
-def loglog_fits(times: pd.DataFrame, fits: dict, lines: pd.DataFrame, ax: Axes | None = None,
+def plot_loglog_fits(times: pd.DataFrame, fits: Mapping[int, PowerLawFit], lines: pd.DataFrame, ax: Axes | None = None,
                 work_col: str = "transfers", time_col: str = "time_s", resolution_s: float | None = 0.001,
                 title: str = "Time against transfers, log-log, with fitted power laws") -> Axes:
     """Scatter of time against work per iteration with the fitted power laws.
@@ -74,13 +98,13 @@ def loglog_fits(times: pd.DataFrame, fits: dict, lines: pd.DataFrame, ax: Axes |
     """
     ax = new_axes(ax, figsize=(7.5, 5))
     for it, g in times.groupby("iteration", sort=True):
-        f = fits.get(int(it))
+        f = fits.get(_iteration(it))
         col = _color(it)
         floor = f.min_time_s if f is not None else 0.0
         used = g[g[time_col] >= floor]
         under = g[(g[time_col] < floor) & (g[time_col] > 0)]
         zero = g[g[time_col] <= 0]
-        jitter = {1: 0.94, 2: 1.0, 3: 1.06}.get(int(it), 1.0)
+        jitter = {1: 0.94, 2: 1.0, 3: 1.06}.get(_iteration(it), 1.0)
         label = f"iteration {it}"
         if f is not None:
             label += (f": exponent {f.exponent:.2f} [{f.exponent_low:.2f}, {f.exponent_high:.2f}]"
@@ -107,7 +131,7 @@ def loglog_fits(times: pd.DataFrame, fits: dict, lines: pd.DataFrame, ax: Axes |
     return ax
 
 
-def speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | None = None) -> Axes:
+def plot_speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Heatmap of per-cell speed-ups (from :func:`~workbench.models.scaling.speedups`), each
     annotated with its rounding interval; undefined cells (zero denominator) are hatched."""
     ax = new_axes(ax, figsize=(5.5, 4))
@@ -139,7 +163,7 @@ def speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | None 
     return ax
 
 
-def ratio_intervals(sp: pd.DataFrame, min_time_s: float, ax: Axes | None = None,
+def plot_ratio_intervals(sp: pd.DataFrame, min_time_s: float, ax: Axes | None = None,
                     label: str = "time(2) / time(3)") -> Axes:
     """Per-cell ratio against transfers with its rounding interval; cells where both times
     reach ``min_time_s`` are filled, the others hollow; a line marks 1 (no difference)."""
@@ -164,13 +188,16 @@ def ratio_intervals(sp: pd.DataFrame, min_time_s: float, ax: Axes | None = None,
     return ax
 
 
-def usl_plot(thr: pd.DataFrame, curves: pd.DataFrame, fits: dict, ax: Axes | None = None) -> Axes:
+def plot_usl(thr: pd.DataFrame, curves: pd.DataFrame, fits: Mapping[int, USLFit], ax: Axes | None = None) -> Axes:
     """Throughput against cores per iteration (log y) with the fitted USL curves; the legend
-    gives σ, κ and N* of each fit."""
+    gives σ, κ and N* of each fit.
+
+    ``fits`` is :func:`workbench.models.scaling.usl_by_iteration` output, ``curves``
+    :func:`workbench.models.scaling.usl_curves` output."""
     ax = new_axes(ax, figsize=(7.5, 4.8))
     for it, g in thr.groupby("iteration", sort=True):
         col = _color(it)
-        f = fits.get(int(it))
+        f = fits.get(_iteration(it))
         lab = f"iteration {it}"
         if f is not None:
             ns = "none" if f.n_star is None else f"{f.n_star:.2g}"
@@ -187,7 +214,7 @@ def usl_plot(thr: pd.DataFrame, curves: pd.DataFrame, fits: dict, ax: Axes | Non
     return ax
 
 
-def demand_plot(pred: pd.DataFrame, ax: Axes | None = None) -> Axes:
+def plot_demand_predictions(pred: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Cores-table times (points) against the grid power law's predictions under the two
     readings (:func:`~workbench.models.scaling.demand_predictions`): dashed = fixed
     demand of 80 clients, solid = 8 × N clients."""
@@ -207,7 +234,7 @@ def demand_plot(pred: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def loc_bars(loc: pd.DataFrame, ax: Axes | None = None) -> Axes:
+def plot_loc_bars(loc: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Stacked bars of non-empty lines of code per actor, one bar per iteration."""
     ax = new_axes(ax, figsize=(6.5, 4))
     piv = loc.pivot(index="iteration", columns="actor", values="lines").fillna(0)
@@ -231,7 +258,7 @@ def loc_bars(loc: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axes | None = None,
+def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axes | None = None,
                     ylabel: str = "work of the busiest actor of the kind", title: str | None = None) -> Axes:
     """Grouped bars: per iteration, the ``metric`` of the busiest actor of each kind
     (rows of :func:`~workbench.models.scaling.kind_shares` for one grid cell and repeat), log y."""
@@ -254,3 +281,17 @@ def busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axes | N
     ax.set_title(title or f"Busiest actor of each kind: {metric}")
     ax.legend(fontsize=8, ncol=len(kinds), loc="upper right")
     return ax
+
+
+#: old name → new name, for one release
+RENAMED = {
+    "time_heatmap": "plot_time_heatmap",
+    "loglog_fits": "plot_loglog_fits",
+    "speedup_heatmap": "plot_speedup_heatmap",
+    "ratio_intervals": "plot_ratio_intervals",
+    "usl_plot": "plot_usl",
+    "demand_plot": "plot_demand_predictions",
+    "loc_bars": "plot_loc_bars",
+    "busiest_by_kind": "plot_busiest_by_kind",
+}
+__getattr__ = forwarder(__name__, RENAMED, globals())

@@ -4,7 +4,8 @@ Every function takes frames or results computed elsewhere and returns the Axes.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,12 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from .style import new_axes
+
+if TYPE_CHECKING:
+    from ..latency.series import ChangePoints
+    from ..models.stalls import StallTest
+    from ..stats import Mode
+    from ..syscalls.waits import DurationPeak
 
 __all__ = [
     "plot_ab_blocks",
@@ -37,15 +44,18 @@ def plot_call_sequence(latency_s: Sequence[float], ax: Axes | None = None, title
     return ax
 
 
-def plot_latency_histogram(latency_s: Sequence[float], modes: Sequence = (), ax: Axes | None = None,
+def plot_latency_histogram(latency_s: Sequence[float], modes: Sequence[Mode] = (), ax: Axes | None = None,
                            title: str = "", bins_per_decade: int = 25) -> Axes:
-    """Histogram of latency on log bins with the found modes marked (modes in ms)."""
+    """Histogram of latency on log bins with the found modes marked (modes in ms).
+
+    ``modes``: the ``modes`` of :func:`workbench.models.stalls.latency_modes` (locations in ms).
+    """
     ax = new_axes(ax)
     x = 1e3 * np.asarray(latency_s, dtype=float)
     x = x[np.isfinite(x) & (x > 0)]
     lo, hi = np.floor(np.log10(x.min())), np.ceil(np.log10(x.max()))
     edges = np.logspace(lo, hi, int((hi - lo) * bins_per_decade) + 1)
-    ax.hist(x, bins=edges, color="#4a7bb7", alpha=0.85, label=f"calls (n={x.size})")
+    ax.hist(x, bins=cast("Sequence[float]", edges), color="#4a7bb7", alpha=0.85, label=f"calls (n={x.size})")
     for k, m in enumerate(modes):
         ax.axvline(m.location, color="#d62728", ls="--", lw=1, label="modes" if k == 0 else None)
         ax.annotate(f"{m.location:.0f} ms\n(n={m.count})", (m.location, ax.get_ylim()[1] * 0.9),
@@ -58,12 +68,12 @@ def plot_latency_histogram(latency_s: Sequence[float], modes: Sequence = (), ax:
     return ax
 
 
-def plot_long_run(rolling: pd.DataFrame, change: object | None = None, ax: Axes | None = None,
+def plot_long_run(rolling: pd.DataFrame, change: ChangePoints | None = None, ax: Axes | None = None,
                   baseline_s: Sequence[float] | None = None, title: str = "") -> Axes:
     """A long latency series: raw calls, rolling percentiles, change-point segments and an optional baseline.
 
-    ``rolling``: output of :func:`workbench.latency_series.rolling_percentiles`;
-    ``change``: a :class:`workbench.latency_series.ChangePoints`.
+    ``rolling``: output of :func:`workbench.latency.series.rolling_percentiles`;
+    ``change``: a :class:`workbench.latency.series.ChangePoints`.
     """
     ax = new_axes(ax, figsize=(10, 4.8))
     t0 = rolling["timestamp_s"].min()
@@ -79,7 +89,7 @@ def plot_long_run(rolling: pd.DataFrame, change: object | None = None, ax: Axes 
         for _, r in seg.iterrows():
             a, b = (r["start_s"] - t0) / 3600, (r["end_s"] - t0) / 3600
             ax.hlines(r["median_ms"], a, b, color="k", lw=2.5,
-                      label="segment median (change points)" if r["segment"] == 0 else None)
+                      label="segment median (change points)" if r["segment"] == 0 else "_nolegend_")
         for bt in change.break_times_s:
             ax.axvline((bt - t0) / 3600, color="k", ls=":", lw=1)
     ax.set_xlabel("hours since the first call")
@@ -105,7 +115,8 @@ def plot_baseline(calls: pd.DataFrame, baseline: pd.DataFrame, ax: Axes | None =
     return ax
 
 
-def plot_duration_histogram(hist: pd.DataFrame, peaks: Sequence = (), syscalls: Sequence[str] | None = None,
+def plot_duration_histogram(hist: pd.DataFrame, peaks: Sequence[DurationPeak] = (),
+                            syscalls: Sequence[str] | None = None,
                             ax: Axes | None = None, title: str = "", min_s: float = 1e-6) -> Axes:
     """Per-syscall duration histograms on log bins (step lines), peaks marked.
 
@@ -136,10 +147,10 @@ def plot_duration_histogram(hist: pd.DataFrame, peaks: Sequence = (), syscalls: 
     return ax
 
 
-def plot_stall_test(result: object, ax: Axes | None = None, title: str = "") -> Axes:
+def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") -> Axes:
     """P(step is slow) against mean step duration, with Wilson intervals and the fitted line.
 
-    ``result``: a :class:`workbench.stalls.StallTest`.
+    ``result``: a :class:`workbench.models.stalls.StallTest` (:func:`~workbench.models.stalls.global_stall_test`).
     """
     ax = new_axes(ax)
     t = result.steps
@@ -176,7 +187,7 @@ def plot_phase_split(per_request: pd.DataFrame, phases: Sequence[str], ax: Axes 
     return ax
 
 
-def plot_uptime(uptime_s: Sequence[float], latency_s: Sequence[float], groups: Sequence | None = None,
+def plot_uptime(uptime_s: Sequence[float], latency_s: Sequence[float], groups: Sequence[Hashable] | None = None,
                 ax: Axes | None = None, title: str = "") -> Axes:
     """Request latency (ms) against the serving process's uptime (s), coloured by process."""
     ax = new_axes(ax)
@@ -203,7 +214,7 @@ def plot_ab_blocks(frame: pd.DataFrame, colours: Mapping[str, str] | None = None
     t0 = frame["timestamp_s"].min()
     for k, (cond, sub) in enumerate(frame.groupby("condition", sort=True)):
         ax.plot(sub["timestamp_s"] - t0, 1e3 * sub["latency_s"], ".", ms=3,
-                color=colours.get(cond, f"C{k}"), label=f"{cond} (median {1e3 * sub['latency_s'].median():.2f} ms)")
+                color=colours.get(str(cond), f"C{k}"), label=f"{cond} (median {1e3 * sub['latency_s'].median():.2f} ms)")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())

@@ -1,14 +1,18 @@
 """Figures of the event-loop yields investigation (each takes results, returns the Axes)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from ..models.yields import DurationFit, YieldsFit
 from .style import new_axes
 
-_MODE_STYLE = {"yielding": dict(color="#c0392b", marker="o"), "offloaded": dict(color="#2471a3", marker="s")}
+if TYPE_CHECKING:
+    from ..models.yields import DurationFit, YieldsFit
+
+_MODE_STYLE: dict[str, dict[str, Any]] = {"yielding": dict(color="#c0392b", marker="o"), "offloaded": dict(color="#2471a3", marker="s")}
 
 
 def plot_duration_fit(fit: DurationFit, band: pd.DataFrame, frame: pd.DataFrame | None = None,

@@ -3,6 +3,12 @@
 :func:`render_html` turns an executed notebook into one HTML file with its
 figures inline; :func:`write_index` writes ``index.html``, ``findings.json``
 and ``report.json`` for a list of :class:`~workbench.report.runner.NotebookResult`.
+
+The two JSON files carry the version of their layout:
+
+- ``findings.json``: ``{"version": 1, "findings": {notebook: {finding name: value}}}``;
+- ``report.json``: ``{"version": 1, "notebooks": [NotebookResult.to_json(), ...]}``
+  (status, run time, parameters, findings with units and explanations, the error).
 """
 from __future__ import annotations
 
@@ -18,6 +24,10 @@ if TYPE_CHECKING:
     from .runner import NotebookResult
 
 ERROR_ANCHOR = "papermill-error-cell"
+#: layout version of ``findings.json``
+FINDINGS_JSON_VERSION = 1
+#: layout version of ``report.json``
+REPORT_JSON_VERSION = 1
 
 
 def render_html(ipynb: Path, out_html: Path, no_input: bool = False) -> None:
@@ -34,9 +44,11 @@ def render_html(ipynb: Path, out_html: Path, no_input: bool = False) -> None:
 def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
     """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
     findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
-    (out / "findings.json").write_text(json.dumps(findings, indent=2, allow_nan=False) + "\n")
+    (out / "findings.json").write_text(
+        json.dumps({"version": FINDINGS_JSON_VERSION, "findings": findings}, indent=2, allow_nan=False) + "\n")
     (out / "report.json").write_text(
-        json.dumps({"notebooks": [r.to_json() for r in results]}, indent=2, default=str) + "\n")
+        json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results]},
+                   indent=2, default=str) + "\n")
     rows = []
     for r in results:
         link = f'<a href="{html.escape(Path(r.html).name)}">{html.escape(r.name)}</a>' if r.html else html.escape(r.name)

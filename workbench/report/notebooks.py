@@ -17,9 +17,12 @@ import io
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import nbformat
+from ..errors import ParseError, UsageError
+
+if TYPE_CHECKING:
+    import nbformat
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,11 @@ def parameters_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
     return None
 
 
-def parse_parameters(source: str) -> list[Parameter]:
+def parse_parameters(source: str, name: str = "<parameters cell>") -> list[Parameter]:
     """Parse the assignments of a parameters cell with their comments.
 
-    Raises SyntaxError on invalid code and ValueError on statements other than
+    Raises SyntaxError on invalid code and :class:`~workbench.errors.ParseError`
+    (naming ``name`` and the line within the cell) on statements other than
     simple ``name = value`` assignments (the cell must stay a plain list).
     """
     tree = ast.parse(source)
@@ -63,14 +67,13 @@ def parse_parameters(source: str) -> list[Parameter]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
             target, value = node.target.id, node.value
         else:
-            raise ValueError(
-                f"parameters cell line {node.lineno}: only 'name = value' assignments are allowed, "
-                f"got {ast.dump(node)[:80]}"
-            )
+            text = ast.get_source_segment(source, node) or ast.dump(node)
+            raise ParseError(name, node.lineno, text.splitlines()[0] if text else "",
+                             "only 'name = value' assignments are allowed in a parameters cell")
         src = ast.get_source_segment(source, value) or ""
         try:
             default = ast.literal_eval(value)
-        except ValueError:
+        except (ValueError, TypeError):  # not a literal (an expression): keep its source text
             default = src
         help_parts = []
         end = getattr(node, "end_lineno", node.lineno) or node.lineno
@@ -88,15 +91,23 @@ def parse_parameters(source: str) -> list[Parameter]:
     return params
 
 
+def _cell_name(path: str | Path) -> str:
+    return f"{path} [parameters cell]"
+
+
 def read_parameters(path: str | Path) -> list[Parameter]:
     """Parameters of the notebook at ``path`` (empty list if it has no parameters cell)."""
+    import nbformat
+
     nb = nbformat.read(str(path), as_version=4)
     cell = parameters_cell(nb)
-    return parse_parameters(cell.source) if cell is not None else []
+    return parse_parameters(cell.source, name=_cell_name(path)) if cell is not None else []
 
 
 def notebook_title(path: str | Path) -> str:
     """The first markdown heading of the notebook, or its file name."""
+    import nbformat
+
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -106,11 +117,13 @@ def notebook_title(path: str | Path) -> str:
     return Path(path).stem
 
 
-def coerce_value(raw: str, default: Any) -> Any:
+def coerce_value(raw: str, default: Any, name: str | None = None) -> Any:
     """Turn a command-line string into a parameter value, guided by the default's type.
 
     ``true/false/yes/no/1/0`` for bools, numbers for int/float defaults, Python
-    literals (lists, dicts, None) where they parse, else the string itself.
+    literals (lists, dicts, None) where they parse, else the string itself. A
+    bool parameter given anything else raises :class:`~workbench.errors.UsageError`
+    (naming the parameter ``name`` when given).
     """
     low = raw.strip().lower()
     if isinstance(default, bool):
@@ -118,7 +131,8 @@ def coerce_value(raw: str, default: Any) -> Any:
             return True
         if low in {"false", "no", "0", "off"}:
             return False
-        raise ValueError(f"expected a boolean (true/false), got {raw!r}")
+        what = f"parameter {name!r}" if name else "a bool parameter"
+        raise UsageError(f"{what}: expected a boolean (true/false, yes/no, on/off, 1/0), got {raw!r}")
     if low in {"none", "null"}:
         return None
     try:
@@ -139,6 +153,8 @@ def hygiene_problems(path: str | Path) -> list[str]:
     language in the metadata; a code cell tagged ``parameters`` whose
     assignments all carry a help comment.
     """
+    import nbformat
+
     try:
         nb = nbformat.read(str(path), as_version=4)
     except Exception as exc:  # noqa: BLE001 - report unreadable notebooks as a problem
@@ -162,7 +178,7 @@ def hygiene_problems(path: str | Path) -> list[str]:
         problems.append("no code cell tagged 'parameters'")
     else:
         try:
-            params = parse_parameters(cell.source)
+            params = parse_parameters(cell.source, name=_cell_name(path))
         except (SyntaxError, ValueError) as exc:
             problems.append(f"parameters cell does not parse: {exc}")
         else:

@@ -3,8 +3,11 @@
 :func:`execute_notebook` runs one notebook and returns a :class:`NotebookResult`
 (status, run time, parameters, findings read back from the executed notebook,
 the failing cell's error). :func:`run_report` runs several in parallel worker
-processes and writes ``index.html``, ``findings.json`` (notebook → finding name
-→ value) and ``report.json`` (everything, for machines) into the output folder.
+processes and writes ``index.html``, ``findings.json`` (``{"version": 1,
+"findings": {notebook: {finding name: value}}}``) and ``report.json``
+(``{"version": 1, "notebooks": [...]}``: everything, for machines) into the
+output folder. A name or parameter no notebook has raises
+:class:`~workbench.errors.UsageError` before anything runs.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputNotFoundError, UsageError
 from ..findings import Finding, read_findings
 from .html import render_html, write_index
 from .notebooks import coerce_value, notebook_title, read_parameters
@@ -53,13 +57,22 @@ class NotebookResult:
 
 
 def discover(notebooks_dir: str | Path) -> list[Path]:
-    """The investigation notebooks in a folder (``NN_*.ipynb``, sorted)."""
+    """The investigation notebooks in a folder (``NN_*.ipynb``, sorted).
+
+    A folder that does not exist raises :class:`~workbench.errors.InputNotFoundError`.
+    """
     d = Path(notebooks_dir)
+    if not d.is_dir():
+        raise InputNotFoundError(f"{d}: no such folder of notebooks")
     return sorted(p for p in d.glob("*.ipynb") if not p.name.startswith((".", "_")))
 
 
 def select(notebooks: list[Path], names: list[str]) -> list[Path]:
-    """Pick notebooks by name, stem, or unique prefix (``04`` picks ``04_event_loop_yields``)."""
+    """Pick notebooks by name, stem, or unique prefix (``04`` picks ``04_event_loop_yields``).
+
+    A name that matches no notebook, or several, raises :class:`~workbench.errors.UsageError`
+    listing the available ones.
+    """
     if not names:
         return notebooks
     chosen: list[Path] = []
@@ -69,14 +82,18 @@ def select(notebooks: list[Path], names: list[str]) -> list[Path]:
         if len(hits) != 1:
             avail = ", ".join(p.stem for p in notebooks)
             what = "matches several" if hits else "matches no"
-            raise ValueError(f"{n!r} {what} notebook; available: {avail}")
+            raise UsageError(f"notebook {n!r} {what} notebook; available: {avail or '(none)'}")
         if hits[0] not in chosen:
             chosen.append(hits[0])
     return chosen
 
 
 def resolve_parameters(path: Path, overrides: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
-    """Typed values for the overrides this notebook declares, and the names it does not."""
+    """Typed values for the overrides this notebook declares, and the names it does not.
+
+    A value that does not fit the parameter's default (``-p live maybe``) raises
+    :class:`~workbench.errors.UsageError` naming the parameter and the notebook.
+    """
     declared = {p.name: p for p in read_parameters(path)}
     values: dict[str, Any] = {}
     unknown: list[str] = []
@@ -84,7 +101,10 @@ def resolve_parameters(path: Path, overrides: dict[str, str]) -> tuple[dict[str,
         if name not in declared:
             unknown.append(name)
             continue
-        value = coerce_value(raw, declared[name].default) if isinstance(raw, str) else raw
+        try:
+            value = coerce_value(raw, declared[name].default, name=name) if isinstance(raw, str) else raw
+        except UsageError as exc:
+            raise UsageError(f"{path.name}: {exc}") from exc
         if isinstance(value, str) and value and not os.path.isabs(value) and os.path.exists(value):
             value = os.path.abspath(value)  # a user's relative path, from where they ran the command
         values[name] = value
@@ -187,7 +207,8 @@ def run_report(
 
     ``overrides`` maps parameter names to command-line strings; each is passed
     (typed by the parameter's default) to the notebooks that declare it. A name
-    no selected notebook declares raises ValueError before anything runs.
+    no selected notebook declares raises :class:`~workbench.errors.UsageError`
+    before anything runs.
     """
     overrides = overrides or {}
     out = Path(out_dir)
@@ -199,8 +220,9 @@ def run_report(
         unused -= set(values)
         plan.append((str(nb), values, str(out), no_input, timeout_s))
     if unused:
-        raise ValueError(f"parameter(s) {sorted(unused)} are not declared by any selected notebook "
-                         "(see `workbench list`)")
+        names = ", ".join(p.stem for p in notebooks)
+        raise UsageError(f"parameter(s) {sorted(unused)} are not declared by any selected notebook ({names}); "
+                         "see `workbench list` for each notebook's parameters")
     results: dict[str, NotebookResult] = {}
     jobs = max(1, min(jobs, len(plan) or 1))
     if jobs == 1:

@@ -1,0 +1,125 @@
+"""Plot modules: every figure function is named plot_*, old names forward with a warning, figures draw results."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+
+import workbench.plots as plots_pkg  # noqa: E402
+from workbench.plots import counters as pc  # noqa: E402
+from workbench.plots import scaling as ps  # noqa: E402
+from workbench.plots import stalls as pst  # noqa: E402
+
+PLOT_MODULES = [importlib.import_module(f"workbench.plots.{m.name}")
+                for m in pkgutil.iter_modules(plots_pkg.__path__)
+                if not m.name.startswith("_") and m.name != "style"]
+
+OLD_NAMES = {
+    pc: {"interface_bytes": "plot_interface_bytes", "rates_over_time": "plot_rates_over_time",
+         "demand_vs_fetch": "plot_demand_vs_fetch", "size_histogram": "plot_size_histogram",
+         "attribution": "plot_attribution", "node_rates": "plot_node_rates",
+         "reconciliation": "plot_reconciliation", "probe_pages": "plot_probe_pages"},
+    ps: {"time_heatmap": "plot_time_heatmap", "loglog_fits": "plot_loglog_fits",
+         "speedup_heatmap": "plot_speedup_heatmap", "ratio_intervals": "plot_ratio_intervals",
+         "usl_plot": "plot_usl", "demand_plot": "plot_demand_predictions", "loc_bars": "plot_loc_bars",
+         "busiest_by_kind": "plot_busiest_by_kind"},
+}
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _public_functions(mod):
+    return {n: f for n, f in vars(mod).items()
+            if inspect.isfunction(f) and f.__module__ == mod.__name__ and not n.startswith("_")}
+
+
+def test_every_plot_function_is_named_plot_and_fully_typed() -> None:
+    assert {m.__name__.rsplit(".", 1)[1] for m in PLOT_MODULES} >= {"counters", "latency", "scaling", "stalls",
+                                                                   "yields"}
+    for mod in PLOT_MODULES:
+        funcs = _public_functions(mod)
+        assert funcs, mod.__name__
+        for name, f in funcs.items():
+            assert name.startswith("plot_"), f"{mod.__name__}.{name}"
+            sig = inspect.signature(f)
+            assert sig.return_annotation == "Axes", f"{mod.__name__}.{name} returns {sig.return_annotation}"
+            untyped = [p for p in sig.parameters.values() if p.annotation is inspect.Parameter.empty]
+            assert not untyped, f"{mod.__name__}.{name}: untyped {untyped}"
+            assert "object" not in {str(p.annotation) for p in sig.parameters.values()}, name
+            assert "ax" in sig.parameters, name
+        if hasattr(mod, "__all__"):
+            assert set(mod.__all__) == set(funcs), mod.__name__
+
+
+def test_plot_names_are_unique_across_modules() -> None:
+    seen: dict[str, str] = {}
+    for mod in PLOT_MODULES:
+        for name in _public_functions(mod):
+            assert name not in seen, f"{name} in {seen.get(name)} and {mod.__name__}"
+            seen[name] = mod.__name__
+
+
+@pytest.mark.parametrize("mod", [pc, ps], ids=["counters", "scaling"])
+def test_old_names_forward_with_a_deprecation_warning(mod) -> None:
+    assert mod.RENAMED == OLD_NAMES[mod]
+    for old, new in OLD_NAMES[mod].items():
+        with pytest.warns(DeprecationWarning, match=rf"{mod.__name__}\.{old} is now {mod.__name__}\.{new}"):
+            assert getattr(mod, old) is getattr(mod, new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mod.__dict__.get(next(iter(OLD_NAMES[mod]))) is None  # not defined, only forwarded
+        with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+            mod.nope  # noqa: B018
+
+
+def test_old_name_works_in_a_from_import() -> None:
+    with pytest.warns(DeprecationWarning, match="usl_plot is now"):
+        from workbench.plots.scaling import usl_plot
+    assert usl_plot is ps.plot_usl
+
+
+def test_stall_test_figure_draws_the_result() -> None:
+    from workbench.models.stalls import global_stall_test
+
+    rng = np.random.default_rng(0)
+    steps_ms = np.array([0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
+    rows = [(r, s, ms * rng.lognormal(0, 0.1) / 1e3 + 0.03 * rng.poisson(10.0 * ms / 1e3))
+            for r in range(300) for s, ms in enumerate(steps_ms, 1)]
+    result = global_stall_test(pd.DataFrame(rows, columns=["request", "step", "duration_s"]), n_resamples=200)
+    ax = pst.plot_stall_test(result)
+    assert isinstance(ax, Axes)
+    assert result.verdict in ax.get_title()
+    assert len(ax.texts) == len(steps_ms)  # each step annotated with its number
+    assert ax.get_legend() is not None
+
+
+def test_node_rates_and_reconciliation_figures_draw_the_results() -> None:
+    from workbench.counters.analysis import node_rates, reconcile
+
+    hosts = ["fe01", "fe02", "fe03", "fe04"]
+    read = pd.Series([40e9, 42e9, 5e9, 4e9], index=hosts)
+    reqs = pd.Series([1e5, 1.1e5, 1.2e5, 0.9e5], index=hosts)
+    attrs = pd.DataFrame({"host": hosts, "kernel": ["old", "old", "new", "new"]})
+    pred = node_rates(read, reqs, 600.0, attrs, "kernel", "new")
+    ax = pc.plot_node_rates(pred)
+    assert isinstance(ax, Axes)
+    assert {t.get_text() for t in ax.texts} >= set(hosts)
+    assert "by kernel" in ax.get_title()
+    rec = reconcile(100e9, {"bpftrace": 99e9, "net rx": 20e9}, tolerance=0.05)
+    ax = pc.plot_reconciliation(rec)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(rec.table["instrument"])
