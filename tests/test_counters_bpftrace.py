@@ -74,7 +74,7 @@ def test_broken_lines_counted_strict_raises_and_garbage_errors() -> None:
     text = "Attaching 1 probe...\n@a[x]: 5\nsome printf output\n[4, 8)   3 |@@@   |\n@b: twelve\n"
     out = read_bpftrace(text)
     assert len(out.maps) == 1
-    assert out.maps.attrs["rejects"]["line"].tolist() == [3, 4, 5]
+    assert out.maps.attrs["rejects"].frame()["line"].tolist() == [3, 4, 5]
     with pytest.raises(ParseError, match=r"<text>:3: not a bpftrace map"):
         read_bpftrace(text, strict=True)
     with pytest.raises(ParseError, match="no bpftrace map"):

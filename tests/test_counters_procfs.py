@@ -41,7 +41,7 @@ def test_net_dev_wide_counter_abutting_the_colon_and_dotted_names() -> None:
             "  bad: 1 2 3\n")
     df = read_net_dev(text)
     assert _v(df, "eth0.100", "rx_bytes") == 123456789012
-    assert df.attrs["rejects"]["line"].tolist() == [4]
+    assert df.attrs["rejects"].frame()["line"].tolist() == [4]
     with pytest.raises(ParseError, match="expected 16 integer counters"):
         read_net_dev(text, strict=True)
 
@@ -83,7 +83,7 @@ def test_diskstats_field_count_variants(n_stats: int) -> None:
 
 def test_diskstats_wrong_field_count_rejected() -> None:
     df = read_diskstats("   8 0 sda 1 2 3 4 5\n   8 1 sda1 1 2 3 4\n")
-    assert len(df.attrs["rejects"]) == 1 and "expected 7, 14, 18 or 20" in df.attrs["rejects"]["reason"].iloc[0]
+    assert len(df.attrs["rejects"]) == 1 and "expected 7, 14, 18 or 20" in df.attrs["rejects"].frame()["reason"].iloc[0]
 
 
 def test_pid_io_copied_and_live() -> None:

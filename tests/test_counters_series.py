@@ -32,7 +32,7 @@ def test_log_convention_reset_reported_not_smoothed() -> None:
     assert eth["delta"].tolist() == [3000, 500]  # after the reset the new value counts from zero
     assert eth["event"].tolist() == ["", "reset"]
     assert eth["rate_per_s"].iloc[0] == pytest.approx(50.0)
-    ev = d.attrs["events"]
+    ev = d.attrs["events"].frame()
     assert set(ev["item"]) == {"eth0"} and set(ev["event"]) == {"reset"}
     w = window_totals(d)
     row = w[(w["item"] == "eth0") & (w["counter"] == "rx_bytes")].iloc[0]
@@ -73,7 +73,7 @@ def test_directory_convention(tmp_path: Path) -> None:
 def test_unknown_files_and_bad_markers_are_rejects_or_errors() -> None:
     log = "stray line\n" + _marker(0, "/etc/motd") + "hello\n" + "#== snapshot host=x path=/proc/vmstat\npgpgin 1\n"
     s = read_series(log)
-    reasons = " | ".join(s.attrs["rejects"]["reason"])
+    reasons = " | ".join(s.attrs["rejects"].frame()["reason"])
     assert "before the first" in reasons and "cannot tell" in reasons and "ts=" in reasons
     with pytest.raises(ParseError):
         read_series(log, strict=True)
@@ -97,7 +97,7 @@ def test_collector_script_writes_the_convention(tmp_path: Path) -> None:
 def test_rejects_point_at_the_line_of_the_log() -> None:
     log = "#== snapshot ts=1 host=a path=/proc/vmstat\npgpgin 3\nbad line here\n" \
           "#== snapshot ts=2 host=a path=/proc/vmstat\npgpgin 4\n"
-    rej = read_series(log).attrs["rejects"]
+    rej = read_series(log).attrs["rejects"].frame()
     assert rej[["line", "text"]].values.tolist() == [[3, "bad line here"]]
     with pytest.raises(ParseError, match=r"<text>:3: expected '<name> <integer>'"):
         read_series(log, strict=True)
