@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.latency_series import change_points, rolling_percentiles, simulate_overnight
+from workbench.latency_series import change_points, rolling_percentiles
+from workbench.sim.overnight import simulate_overnight
 
 
 def _series(levels_ms: list[float], n_each: int, seed: int = 0, sigma: float = 0.15) -> pd.DataFrame:
