@@ -14,7 +14,7 @@ from workbench.counters import (
     read_read_ahead_kb,
     read_vmstat,
 )
-from workbench.errors import ParseError
+from workbench.errors import InputNotFoundError, ParseError
 from workbench.sim._formats import net_dev as _write_net_dev
 
 DATA = Path(__file__).parent / "data" / "counters"
@@ -126,3 +126,22 @@ def test_net_dev_round_trip_through_the_kernel_layout(ifaces: dict[str, list[int
     for name, values in ifaces.items():
         got = df[df["item"] == name].set_index("counter")["value"]
         assert got["rx_bytes"] == float(values[0]) and got["tx_bytes"] == float(values[8])
+
+
+def test_all_bad_lines_strict_names_the_first_one_else_the_file_is_refused() -> None:
+    text = "\nnot vmstat at all\nstill not\n"
+    with pytest.raises(ParseError, match=r"<text>:2: expected '<name> <integer>'"):
+        read_vmstat(text, strict=True)
+    with pytest.raises(ParseError, match=r"<text>:2: no /proc/vmstat lines found; is this a /proc/vmstat file\?"):
+        read_vmstat(text)
+
+
+def test_a_folder_reads_every_file_in_it(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("pgpgin 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_text("pgpgin 2\nbroken\n")
+    df = read_vmstat(tmp_path)
+    assert df["value"].tolist() == [1.0, 2.0]
+    assert df.attrs["rejects"].frame()[["line", "text"]].values.tolist() == [[2, "broken"]]
+    with pytest.raises(InputNotFoundError, match="no read_ahead_kb file in this folder"):
+        read_read_ahead_kb(tmp_path)

@@ -90,8 +90,8 @@ def finish_snapshots(rows: list[SnapshotRow], rejects: Iterable[RejectRow] | Rej
 def no_rows_error(inp: Input, col: Collector, what: str) -> ParseError:
     """The error for an input with no ``what`` line at all; with ``strict`` its first bad line raises first."""
     col.check()
-    first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
-    return ParseError(inp.name, 1 if first else None, first, f"no {what} lines found; is this a {what} file?")
+    line, first = next(((n, ln) for n, ln in enumerate(inp.text.splitlines(), 1) if ln.strip()), (None, ""))
+    return ParseError(inp.name, line, first, f"no {what} lines found; is this a {what} file?")
 
 
 def load_rows(source: Source, what: str, parser: Parser, *, host: str = "", timestamp: float | None = None,
