@@ -7,7 +7,7 @@ Inputs and rejects go through :mod:`workbench.sources` (:func:`~workbench.source
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ def _typed(frame: pd.DataFrame, rejects: Iterable[RejectRow] | Rejects) -> pd.Da
 
 
 def finish(rows: list[CounterRow], rejects: Iterable[RejectRow] | Rejects, *, host: str = "",
-           timestamp: float | None = None, attrs: Mapping[str, Any] | None = None) -> pd.DataFrame:
+           timestamp: float | None = None) -> pd.DataFrame:
     """Build, validate and return the long counters frame (:data:`COUNTERS_SCHEMA`) from row tuples.
 
     Each row is ``(source, instance, item, counter, value, unit, kind)``; every row gets
@@ -76,10 +76,7 @@ def finish(rows: list[CounterRow], rejects: Iterable[RejectRow] | Rejects, *, ho
     frame = pd.DataFrame(rows, columns=COLUMNS[2:])
     frame.insert(0, "host", host)
     frame.insert(0, "timestamp", np.float64(ts))
-    frame = _typed(frame[COLUMNS], rejects)
-    for k, v in (attrs or {}).items():
-        frame.attrs[k] = v
-    return frame
+    return _typed(frame[COLUMNS], rejects)
 
 
 def finish_snapshots(rows: list[SnapshotRow], rejects: Iterable[RejectRow] | Rejects) -> pd.DataFrame:

@@ -26,7 +26,7 @@ def read_node_attributes(source: Source) -> pd.DataFrame:
     """
     frames = []
     first_seen: dict[str, str] = {}
-    for inp in open_inputs(source, "node attribute CSV"):
+    for inp in open_inputs(source, "node attribute CSV", directories=True):
         reader = csv.reader(io.StringIO(inp.text))
         header: list[str] | None = None
         rows: list[list[str]] = []
