@@ -117,6 +117,7 @@ def test_writer_header_is_the_reader_schema() -> None:
     import workbench.lab.readahead as R
 
     assert R.READS_COLUMNS == R.PROBE_READS_SCHEMA.names()
+    assert {"PROBE_READS_SCHEMA", "READS_COLUMNS", "read_readahead_probe"} <= set(dir(R))
     assert R.FILES_COLUMNS == R.PROBE_FILES_SCHEMA.names()
     header = (BUNDLED / "reads.csv").read_text().splitlines()[0].split(",")
     assert header == R.READS_COLUMNS
