@@ -8,6 +8,7 @@ import pytest
 
 from workbench.counters import analysis as A
 from workbench.counters import read_series
+from workbench.errors import SchemaError, UsageError
 
 NET = open(__file__.replace("test_counters_analysis.py", "data/counters/proc/net_dev.txt")).read()
 
@@ -76,3 +77,55 @@ def test_interface_and_read_write_ratios() -> None:
                       "counter": ["total_sz_bytes"] * 2, "value": [906.0, 29.0]})
     rw = A.read_write_totals(m).set_index("host")
     assert rw.loc["all", "read_write_ratio"] == pytest.approx(906 / 29)
+
+
+def test_analyses_say_first_what_they_need() -> None:
+    with pytest.raises(SchemaError, match=r"latest needs column\(s\)"):
+        A.latest(pd.DataFrame({"host": ["h"], "value": [1.0]}))
+    with pytest.raises(SchemaError, match=r"map_values needs column\(s\) \['item'\]"):
+        A.map_values(pd.DataFrame({"counter": ["@a"], "value": [1.0]}), "@a")
+    with pytest.raises(SchemaError, match=r"interface_ratios needs column\(s\) \['delta'\]"):
+        A.interface_ratios(pd.DataFrame(columns=["host", "item", "counter", "value"]), "eth1", "eth0", value="delta")
+    with pytest.raises(SchemaError, match=r"node_rates needs column\(s\) \['state'\]"):
+        A.node_rates(pd.Series({"a": 1.0}), pd.Series({"a": 1.0}), 1.0, pd.DataFrame({"host": ["a"]}), "state", "x")
+    with pytest.raises(SchemaError, match=r"probe_breakdown needs column\(s\) \['file_kind', 'order'\]"):
+        A.probe_breakdown(pd.DataFrame(columns=["advice", "pulled_bytes", "request_bytes"]))
+    with pytest.raises(UsageError, match="increase needs a pandas DataFrame, got dict"):
+        A.increase({}, source="x", item="y", counter="z", start=0, end=1)  # type: ignore[arg-type]
+
+
+def test_errors_name_the_parameter_and_what_was_expected() -> None:
+    s = _series([(0, 1000), (10, 2000)])
+    with pytest.raises(UsageError, match=r"counter='rx_bits'.*expected a counter it holds"):
+        A.increase(s, source="net_dev", item="eth0", counter="rx_bits", start=0, end=10)
+    with pytest.raises(UsageError, match=r"start=-5, end=10: the samples of net_dev:eth0/rx_bytes \(host='h'"):
+        A.increase(s, source="net_dev", item="eth0", counter="rx_bytes", start=-5, end=10)
+    maps = pd.DataFrame({"item": ["k"], "counter": ["@a"], "value": [1.0]})
+    with pytest.raises(UsageError, match=r"counter='@b' is not a map.*\['@a'\]"):
+        A.map_values(maps, "@b")
+    with pytest.raises(UsageError, match=r"read_ops=0, requested_bytes=10"):
+        A.amplification(1.0, 10, 0, 1)
+    with pytest.raises(UsageError, match=r"anchor_bytes=0.0"):
+        A.reconcile(0.0, {"x": 1.0})
+    attrs = pd.DataFrame({"host": ["a"], "state": ["done"]})
+    with pytest.raises(UsageError, match=r"baseline_state='gone'.*\['done'\]"):
+        A.node_rates(pd.Series({"a": 1.0}), pd.Series({"a": 1.0}), 10.0, attrs, "state", "gone")
+    with pytest.raises(UsageError, match=r"window_s=0"):
+        A.node_rates(pd.Series({"a": 1.0}), pd.Series({"a": 1.0}), 0, attrs, "state", "done")
+    with pytest.raises(UsageError, match=r"rules\['bad'\]='\(' is not a regular expression"):
+        A.attribute(pd.Series({"/a": 1.0}), {"bad": "("})
+    reads = pd.DataFrame({"advice": ["normal"], "request_bytes": [512], "pulled_bytes": [4096]})
+    files = pd.DataFrame({"advice": ["normal"], "baseline_pages": [0], "final_pages": [1]})
+    with pytest.raises(UsageError, match=r"phases\['normal'\]=\{'start_ts': 0\}; expected a dict with start_ts and end_ts"):
+        A.probe_ways(reads, files, s, {"normal": {"start_ts": 0}})
+    with pytest.raises(UsageError, match=r"page_bytes=0"):
+        A.probe_ways(reads, files, s, {}, page_bytes=0)
+
+
+def test_series_from_loaders_keep_their_attrs_through_the_analyses() -> None:
+    maps = read_series("#== snapshot ts=1 host=h path=x.bt.txt\n@a[k]: 5\n@b[k]: 7\nnoise\n")
+    assert len(maps.attrs["rejects"]) == 1
+    a, b = A.map_values(maps, "@a"), A.map_values(maps, "@b")
+    dvf = A.demand_vs_fetch(a, a, b, b)  # Series carrying the same attrs concatenate without clearing them
+    assert dvf["fetch_over_demand"].tolist() == [7 / 5]
+    assert len(maps.attrs["rejects"]) == 1  # the caller's frame is left as it was

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from workbench.counters import read_bpftrace
 from workbench.counters.bpftrace import bucket_bounds
-from workbench.errors import ParseError
+from workbench.errors import ParseError, UsageError
 from workbench.sim._formats import bpftrace_text
 
 DATA = Path(__file__).parent / "data" / "counters" / "bpftrace"
@@ -74,7 +74,7 @@ def test_broken_lines_counted_strict_raises_and_garbage_errors() -> None:
     text = "Attaching 1 probe...\n@a[x]: 5\nsome printf output\n[4, 8)   3 |@@@   |\n@b: twelve\n"
     out = read_bpftrace(text)
     assert len(out.maps) == 1
-    assert out.maps.attrs["rejects"]["line"].tolist() == [3, 4, 5]
+    assert out.maps.attrs["rejects"].frame()["line"].tolist() == [3, 4, 5]
     with pytest.raises(ParseError, match=r"<text>:3: not a bpftrace map"):
         read_bpftrace(text, strict=True)
     with pytest.raises(ParseError, match="no bpftrace map"):
@@ -97,3 +97,30 @@ def test_hist_writer_and_reader_round_trip(values: list[int]) -> None:
     for v in values:  # every value falls in a bucket that counts at least one event
         b = h[(h["lo"] <= v) & (v < h["hi"])]
         assert len(b) == 1 and b["count"].iloc[0] >= 1
+
+
+def test_wrong_values_in_json_are_rejects_not_crashes() -> None:
+    text = ('{"type": "attached_probes", "data": {"probes": "two"}}\n'
+            '{"type": "hist", "data": {"@h": [{"min": 0, "max": 1, "count": "many"}, {"min": 2, "max": 3, "count": 4}]}}\n'
+            '{"type": "stats", "data": {"@s": {"count": 2, "average": "x", "total": 6}}}\n'
+            '{"type": "stats", "data": {"@t": 5}}\n')
+    out = read_bpftrace(text)
+    rej = out.maps.attrs["rejects"].frame()
+    assert rej["line"].tolist() == [1, 2, 3, 4]
+    assert out.attached_probes is None and out.hists["count"].tolist() == [4]
+    assert sorted(out.maps["counter"]) == ["@s:count", "@s:total"]
+    with pytest.raises(ParseError, match="<text>:1: attached_probes count is not an integer"):
+        read_bpftrace(text, strict=True)
+
+
+def test_every_input_keeps_its_rejects_and_bad_arguments_are_named(tmp_path: Path) -> None:
+    (tmp_path / "a.bt.txt").write_text("@a: 1\nnoise\n")
+    (tmp_path / "b.bt.txt").write_text("@b: 2\nmore noise\nand more\n")
+    out = read_bpftrace(tmp_path)  # a folder: every file in it
+    assert sorted(out.maps["instance"]) == ["a.bt.txt", "b.bt.txt"]
+    assert out.maps.attrs["rejects"].frame()["line"].tolist() == [2, 2, 3]
+    assert len(out.hists.attrs["rejects"]) == 3
+    with pytest.raises(UsageError, match=r"format='xml'; expected 'text', 'json' or None"):
+        read_bpftrace(tmp_path, format="xml")
+    with pytest.raises(UsageError, match=r"label '\[x, 8\)': bound 'x' is not an integer"):
+        bucket_bounds("[x, 8)")

@@ -66,7 +66,7 @@ def test_instance_from_client_directory_path(tmp_path: Path) -> None:
 def test_bad_rows_are_counted_and_strict_raises() -> None:
     text = (DATA / "metrics_5.16" / "latency").read_text() + "read          1           2\nwrite  x y z a b\n"
     df = read_cephfs_metrics(text)
-    rej = df.attrs["rejects"]
+    rej = df.attrs["rejects"].frame()
     assert list(rej["line"]) == [7, 8]
     assert "expected 6 fields" in rej["reason"].iloc[0]
     with pytest.raises(ParseError, match=r"<text>:7: expected 6 fields"):

@@ -14,7 +14,7 @@ from workbench.counters import (
     read_read_ahead_kb,
     read_vmstat,
 )
-from workbench.errors import ParseError
+from workbench.errors import InputNotFoundError, ParseError
 from workbench.sim._formats import net_dev as _write_net_dev
 
 DATA = Path(__file__).parent / "data" / "counters"
@@ -41,7 +41,7 @@ def test_net_dev_wide_counter_abutting_the_colon_and_dotted_names() -> None:
             "  bad: 1 2 3\n")
     df = read_net_dev(text)
     assert _v(df, "eth0.100", "rx_bytes") == 123456789012
-    assert df.attrs["rejects"]["line"].tolist() == [4]
+    assert df.attrs["rejects"].frame()["line"].tolist() == [4]
     with pytest.raises(ParseError, match="expected 16 integer counters"):
         read_net_dev(text, strict=True)
 
@@ -83,7 +83,7 @@ def test_diskstats_field_count_variants(n_stats: int) -> None:
 
 def test_diskstats_wrong_field_count_rejected() -> None:
     df = read_diskstats("   8 0 sda 1 2 3 4 5\n   8 1 sda1 1 2 3 4\n")
-    assert len(df.attrs["rejects"]) == 1 and "expected 7, 14, 18 or 20" in df.attrs["rejects"]["reason"].iloc[0]
+    assert len(df.attrs["rejects"]) == 1 and "expected 7, 14, 18 or 20" in df.attrs["rejects"].frame()["reason"].iloc[0]
 
 
 def test_pid_io_copied_and_live() -> None:
@@ -126,3 +126,22 @@ def test_net_dev_round_trip_through_the_kernel_layout(ifaces: dict[str, list[int
     for name, values in ifaces.items():
         got = df[df["item"] == name].set_index("counter")["value"]
         assert got["rx_bytes"] == float(values[0]) and got["tx_bytes"] == float(values[8])
+
+
+def test_all_bad_lines_strict_names_the_first_one_else_the_file_is_refused() -> None:
+    text = "\nnot vmstat at all\nstill not\n"
+    with pytest.raises(ParseError, match=r"<text>:2: expected '<name> <integer>'"):
+        read_vmstat(text, strict=True)
+    with pytest.raises(ParseError, match=r"<text>:2: no /proc/vmstat lines found; is this a /proc/vmstat file\?"):
+        read_vmstat(text)
+
+
+def test_a_folder_reads_every_file_in_it(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("pgpgin 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_text("pgpgin 2\nbroken\n")
+    df = read_vmstat(tmp_path)
+    assert df["value"].tolist() == [1.0, 2.0]
+    assert df.attrs["rejects"].frame()[["line", "text"]].values.tolist() == [[2, "broken"]]
+    with pytest.raises(InputNotFoundError, match="no read_ahead_kb file in this folder"):
+        read_read_ahead_kb(tmp_path)

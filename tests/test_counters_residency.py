@@ -43,3 +43,24 @@ def test_broken_inputs() -> None:
         read_fincore("{not json\n")
     with pytest.raises(ParseError, match="no vmtouch"):
         read_vmtouch("hello\n")
+
+
+def test_name_without_bar_is_reported_at_its_own_line() -> None:
+    text = "a.bin\n[OO  ] 2/4\nb.bin\n           Resident Pages: 2/4  8K/16K  50%\nc.bin\n"
+    df = read_vmtouch(text)
+    rej = df.attrs["rejects"].frame()
+    assert rej[["line", "text"]].values.tolist() == [[3, "b.bin"], [5, "c.bin"]]
+    with pytest.raises(ParseError, match=r"<text>:3: file name line without a residency bar"):
+        read_vmtouch(text, strict=True)
+
+
+def test_bad_sizes_and_json_shapes_are_named() -> None:
+    from workbench.counters.residency import human_bytes
+    from workbench.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"not a size: '12Q'; expected bytes or a number with a K/M/G"):
+        human_bytes("12Q")
+    with pytest.raises(ParseError, match=r"'fincore' list, got a dict"):
+        read_fincore('{"fincore": {"res": "4K"}}\n')
+    df = read_fincore('{"fincore": [{"res": "4K", "pages": 1, "size": "4K", "file": "a"}, {"res": "4K", "pages": null}]}\n')
+    assert len(df) == 1 and len(df.attrs["rejects"]) == 1

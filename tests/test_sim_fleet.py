@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from workbench.counters import analysis as A
 from workbench.counters import read_bpftrace, read_node_attributes, read_series, read_tsdb_csv
-from workbench.sim.fleet import FleetParams, simulate_fleet
+from workbench.errors import UsageError
+from workbench.sim._formats import net_dev
+from workbench.sim.fleet import DEFAULT_CATEGORIES, FleetParams, NodeSpec, simulate_fleet
 
 
 def _measure(d: Path, host: str = "fe02") -> dict:
@@ -70,3 +73,25 @@ def test_params_object_and_override_agree(tmp_path: Path) -> None:
     b = simulate_fleet(tmp_path / "b", seed=11, n_intervals=2)
     assert (a / "tsdb_export.csv").read_text() == (b / "tsdb_export.csv").read_text()
     assert len(read_series(a / "snapshots")["timestamp"].unique()) == 3
+
+
+@pytest.mark.parametrize(("overrides", "named"), [
+    ({"readahead_kb": 128}, "unknown parameter(s) ['readahead_kb']"),
+    ({"profiled_host": "fe99"}, "profiled_host='fe99'"),
+    ({"remount_host": "fe99"}, "remount_host='fe99'"),
+    ({"interval_s": 0.0}, "interval_s=0.0"),
+    ({"n_intervals": 0, "read_ahead_kb": -1}, "n_intervals=0, read_ahead_kb=-1"),
+    ({"nodes": (NodeSpec("fe02", 1.0, "switched"), NodeSpec("fe02", 2.0, "switched"))}, "each host once"),
+    ({"nodes": (NodeSpec("fe02", 1.0, "switched", kernel_layout="6.1"),), "remount_host": ""},
+     "kernel_layout {'fe02': '6.1'}"),
+    ({"categories": DEFAULT_CATEGORIES[:-1]}, "exactly one category with n_files=1"),
+])
+def test_parameters_it_cannot_run_with_are_named(tmp_path: Path, overrides: dict, named: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(named)):
+        simulate_fleet(tmp_path / "x", **overrides)
+    assert not (tmp_path / "x").exists()  # refused before writing anything
+
+
+def test_net_dev_writer_needs_sixteen_counters() -> None:
+    with pytest.raises(UsageError, match=r"ifaces\['eth0'\] has 3 counters; expected 16"):
+        net_dev({"eth0": [1, 2, 3]})

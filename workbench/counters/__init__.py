@@ -13,7 +13,12 @@ Loaders (one module per source family; each returns the long counters frame
 
 Series: :func:`read_series` (marker logs or snapshot directories), :func:`deltas`
 (reset/wrap reported), :func:`window_totals`. Analyses live in
-:mod:`workbench.counters.analysis`.
+:mod:`workbench.counters.analysis` (also those of the readahead probe, whose capture is
+written and read by its owner, :mod:`workbench.lab.readahead`).
+
+Every loader accepts a path, glob, folder, list, stream or text; rejected lines travel in
+``frame.attrs["rejects"]`` (:class:`~workbench.schema.Rejects`), and ``strict=True`` raises
+the first bad line of an input as :class:`~workbench.errors.ParseError`.
 """
 from ._common import COUNTERS_SCHEMA
 from .bdi import read_read_ahead_kb

@@ -1,18 +1,24 @@
-"""Shared pieces of the counter loaders: inputs, reject collection, the long frame."""
+"""What the counter loaders share: the long frame's schema, building it, and running a per-text parser.
+
+Inputs and rejects go through :mod:`workbench.sources` (:func:`~workbench.sources.open_inputs`,
+:class:`~workbench.sources.Collector`): every loader parses a whole input, then calls
+``Collector.check()``, so ``strict=True`` raises the earliest rejected line of that input.
+"""
 from __future__ import annotations
 
-import io
 import math
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TextIO
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ParseError
-from ..schema import Column, Schema, attach_rejects, validate
-from ..sources import Source, Stream, Text, read_stream, split_sources
+from ..schema import Column, RejectRow, Rejects, Schema, attach_rejects, rejects_of, validate
+from ..sources import Collector, Input, Source, open_inputs
+
+__all__ = ["COLUMNS", "COUNTERS_SCHEMA", "CounterRow", "Parser", "SnapshotRow", "concat", "finish", "finish_snapshots",
+           "load_rows", "no_rows_error", "parse_int"]
 
 COUNTERS_SCHEMA = Schema(
     name="counters",
@@ -34,56 +40,15 @@ COUNTERS_SCHEMA = Schema(
     ),
 )
 
-COLUMNS = [c.name for c in COUNTERS_SCHEMA.columns]
+COLUMNS = COUNTERS_SCHEMA.names()
+_TEXT_COLUMNS = ("host", "source", "instance", "item", "counter", "unit", "kind")
 
-
-@dataclass
-class Input:
-    """One input text with the name used in messages (a path or '<text>')."""
-
-    name: str
-    text: str
-
-
-@dataclass
-class Collector:
-    """Collects rejected lines; with ``strict`` the first one raises ParseError."""
-
-    source: str
-    strict: bool = False
-    rows: list[tuple[str, int, str, str]] = field(default_factory=list)
-
-    def reject(self, line: int, text: str, reason: str) -> None:
-        if self.strict:
-            raise ParseError(self.source, line, text, reason)
-        self.rows.append((self.source, int(line), text, reason))
-
-
-def _read_path(p: Path) -> Input:
-    return Input(str(p), p.read_bytes().decode("utf-8", errors="replace"))
-
-
-def open_inputs(source: Source, what: str) -> list[Input]:
-    """Named texts from a path, glob, list of paths, open text stream or a string of text.
-
-    A ``str`` containing a newline is the text itself; otherwise it is a path
-    (a glob when it contains ``*?[``). Directories are expanded to their files
-    (sorted, recursively). ``what`` names the format in error messages.
-    """
-    out: list[Input] = []
-    for item in split_sources(source, what):
-        if isinstance(item, Text):
-            out.append(Input(item.name, item.text))
-        elif isinstance(item, Stream):
-            out.append(Input(item.name, read_stream(item.stream)))
-        elif item.is_dir():
-            files = sorted(q for q in item.rglob("*") if q.is_file())
-            if not files:
-                raise FileNotFoundError(f"{item}: directory holds no {what} file")
-            out.extend(_read_path(q) for q in files)
-        else:
-            out.append(_read_path(item))
-    return out
+#: one parsed reading: (source, instance, item, counter, value, unit, kind)
+CounterRow = tuple[str, str, str, str, float, str, str]
+#: one reading of a snapshot series: (timestamp, host, source, instance, item, counter, value, unit, kind)
+SnapshotRow = tuple[float, str, str, str, str, str, float, str, str]
+#: a per-text parser: ``parser(inp, collector, **options) -> rows``
+Parser = Callable[..., list[CounterRow]]
 
 
 def parse_int(tok: str) -> float:
@@ -91,68 +56,62 @@ def parse_int(tok: str) -> float:
     return float(int(tok, 10))
 
 
-def finish(rows: list[tuple], rejects: list[tuple[str, int, str, str]], *, host: str = "",
-           timestamp: float | None = None, attrs: dict | None = None) -> pd.DataFrame:
-    """Build, validate and return the long counters frame from row tuples.
-
-    Each row is ``(source, instance, item, counter, value, unit, kind)``.
-    """
-    ts = math.nan if timestamp is None else float(timestamp)
-    frame = pd.DataFrame(rows, columns=["source", "instance", "item", "counter", "value", "unit", "kind"])
-    frame.insert(0, "host", host)
-    frame.insert(0, "timestamp", np.float64(ts))
+def _typed(frame: pd.DataFrame, rejects: Iterable[RejectRow] | Rejects) -> pd.DataFrame:
     frame["timestamp"] = frame["timestamp"].astype("float64")
     frame["value"] = frame["value"].astype("float64")
-    for c in ("host", "source", "instance", "item", "counter", "unit", "kind"):
+    for c in _TEXT_COLUMNS:
         frame[c] = frame[c].astype(object)
-    frame = frame[COLUMNS]
     attach_rejects(frame, rejects)
-    for k, v in (attrs or {}).items():
-        frame.attrs[k] = v
     return validate(frame, COUNTERS_SCHEMA)
 
 
-def load_rows(source: Source, what: str, parser, *, host: str = "", timestamp: float | None = None,
-              strict: bool = False, **kwargs) -> pd.DataFrame:
-    """Run a per-text ``parser(inp, collector, **kwargs) -> rows`` over every input; one frame out."""
-    rows: list[tuple] = []
-    rejects: list[tuple[str, int, str, str]] = []
-    for inp in open_inputs(source, what):
+def finish(rows: list[CounterRow], rejects: Iterable[RejectRow] | Rejects, *, host: str = "",
+           timestamp: float | None = None) -> pd.DataFrame:
+    """Build, validate and return the long counters frame (:data:`COUNTERS_SCHEMA`) from row tuples.
+
+    Each row is ``(source, instance, item, counter, value, unit, kind)``; every row gets
+    ``host`` and ``timestamp`` (NaN when None). ``rejects`` go to ``attrs["rejects"]``.
+    """
+    ts = math.nan if timestamp is None else float(timestamp)
+    frame = pd.DataFrame(rows, columns=COLUMNS[2:])
+    frame.insert(0, "host", host)
+    frame.insert(0, "timestamp", np.float64(ts))
+    return _typed(frame[COLUMNS], rejects)
+
+
+def finish_snapshots(rows: list[SnapshotRow], rejects: Iterable[RejectRow] | Rejects) -> pd.DataFrame:
+    """Build the long frame from rows that carry their own ``(timestamp, host, ...)`` prefix."""
+    return _typed(pd.DataFrame(rows, columns=COLUMNS), rejects)
+
+
+def no_rows_error(inp: Input, col: Collector, what: str) -> ParseError:
+    """The error for an input with no ``what`` line at all; with ``strict`` its first bad line raises first."""
+    col.check()
+    line, first = next(((n, ln) for n, ln in enumerate(inp.text.splitlines(), 1) if ln.strip()), (None, ""))
+    return ParseError(inp.name, line, first, f"no {what} lines found; is this a {what} file?")
+
+
+def load_rows(source: Source, what: str, parser: Parser, *, host: str = "", timestamp: float | None = None,
+              strict: bool = False, **options: Any) -> pd.DataFrame:
+    """Run ``parser(inp, collector, **options) -> rows`` over every input (folders: every file in them).
+
+    One long frame out; each input's rejects in line order, or with ``strict`` its
+    earliest rejected line raised as :class:`~workbench.errors.ParseError`.
+    """
+    rows: list[CounterRow] = []
+    rejects: list[RejectRow] = []
+    for inp in open_inputs(source, what, directories=True):
         col = Collector(inp.name, strict)
-        rows.extend(parser(inp, col, **kwargs))
-        rejects.extend(col.rows)
+        rows.extend(parser(inp, col, **options))
+        col.check()
+        rejects.extend(col.sorted_rows())
     return finish(rows, rejects, host=host, timestamp=timestamp)
 
 
-def finish_snapshots(rows: list[tuple], rejects: list[tuple[str, int, str, str]]) -> pd.DataFrame:
-    """Build the long frame from rows that carry their own ``(timestamp, host, ...)`` prefix."""
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    frame["timestamp"] = frame["timestamp"].astype("float64")
-    frame["value"] = frame["value"].astype("float64")
-    for c in ("host", "source", "instance", "item", "counter", "unit", "kind"):
-        frame[c] = frame[c].astype(object)
-    attach_rejects(frame, rejects)
-    return validate(frame, COUNTERS_SCHEMA)
-
-
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate long frames, keeping every frame's rejects."""
+    """Concatenate long frames; the result carries every frame's rejects, in frame order."""
     if not frames:
         return finish([], [])
-    rej = [r for f in frames for r in f.attrs.get("rejects", pd.DataFrame()).itertuples(index=False, name=None)]
-    bare = []
-    for f in frames:
-        g = f.copy(deep=False)
-        g.attrs = {}
-        bare.append(g)
-    out = pd.concat(bare, ignore_index=True)
-    attach_rejects(out, rej)
+    out = pd.concat(frames, ignore_index=True)
+    attach_rejects(out, Rejects.concat(rejects_of(f) for f in frames))
     return validate(out, COUNTERS_SCHEMA)
-
-
-def empty_text_error(inp: Input, what: str) -> ParseError:
-    return ParseError(inp.name, None, inp.text[:80], f"no {what} lines found; is this a {what} file?")
-
-
-def as_text_stream(text: str) -> TextIO:
-    return io.StringIO(text)

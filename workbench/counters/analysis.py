@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..schema import validate
-from ._common import COUNTERS_SCHEMA
-from .series import deltas
+from ..errors import UsageError
+from ..schema import requires
+from ._common import COLUMNS
+from .series import KEYS, deltas
 
 
 @dataclass(frozen=True)
@@ -64,19 +65,24 @@ def increase(series: pd.DataFrame, *, source: str, item: str, counter: str, star
 
     Resets are corrected first (see :func:`workbench.counters.deltas`); the reset-corrected
     cumulative curve is interpolated linearly at ``start`` and ``end`` so instruments sampled
-    on different grids can be compared on the same window. Raises ValueError when the
-    window is not covered by the samples or the counter is absent.
+    on different grids can be compared on the same window. Raises
+    :class:`~workbench.errors.UsageError` (a ValueError) when the window is not covered by
+    the samples or the counter is absent.
     """
+    requires(series, *COLUMNS)
     sel = _select(series, source=source, item=item, counter=counter, host=host, instance=instance)
     sel = sel[sel["timestamp"].notna()]
     if sel.empty:
-        raise ValueError(f"no samples of {source}:{item}/{counter} (host={host!r}, instance={instance!r})")
+        raise UsageError(f"increase: no timestamped samples of source={source!r} item={item!r} counter={counter!r} "
+                         f"(host={host!r}, instance={instance!r}) in the series; expected a counter it holds")
     total = 0.0
-    for _, g in sel.groupby(["host", "instance"], sort=True):
+    for (h, inst), g in sel.groupby(["host", "instance"], sort=True):
         g = g.sort_values("timestamp")
-        if g["timestamp"].iloc[0] > start + 1e-9 or g["timestamp"].iloc[-1] < end - 1e-9:
-            raise ValueError(f"{source}:{item}/{counter} samples cover [{g['timestamp'].iloc[0]}, "
-                             f"{g['timestamp'].iloc[-1]}], not the window [{start}, {end}]")
+        first, last = float(g["timestamp"].iloc[0]), float(g["timestamp"].iloc[-1])
+        if first > start + 1e-9 or last < end - 1e-9:
+            raise UsageError(f"increase: start={start}, end={end}: the samples of {source}:{item}/{counter} "
+                             f"(host={h!r}, instance={inst!r}) cover [{first}, {last}], not the window [{start}, {end}]; "
+                             "expected a window inside the samples")
         d = deltas(g)
         cum = np.concatenate([[0.0], np.cumsum(d["delta"].to_numpy())])
         ts = np.concatenate([[g["timestamp"].iloc[0]], d["timestamp"].to_numpy()])
@@ -86,20 +92,21 @@ def increase(series: pd.DataFrame, *, source: str, item: str, counter: str, star
 
 def latest(series: pd.DataFrame) -> pd.DataFrame:
     """The last reading of every counter (one row per host/source/instance/item/counter)."""
-    validate(series, COUNTERS_SCHEMA)
+    requires(series, *COLUMNS)
     s = series.sort_values("timestamp", kind="stable")
-    return s.groupby(["host", "source", "instance", "item", "counter"], sort=True).tail(1).reset_index(drop=True)
+    return s.groupby(KEYS, sort=True).tail(1).reset_index(drop=True)
 
 
 # --- demand vs fetch -------------------------------------------------------------------------
 
 def map_values(maps: pd.DataFrame, counter: str) -> pd.Series:
     """One bpftrace map (by name, e.g. ``@ra_bytes``) as a Series key → value (summed over files)."""
+    requires(maps, "item", "counter", "value")
     sel = maps[maps["counter"] == counter]
     if sel.empty:
-        raise ValueError(f"map {counter!r} not in the bpftrace output (maps: {sorted(maps['counter'].unique())})")
+        raise UsageError(f"map_values: counter={counter!r} is not a map of this bpftrace output; expected one of "
+                         f"{sorted(maps['counter'].unique())}")
     out = sel.groupby("item")["value"].sum()
-    out.attrs = {}
     out.index.name = "key"
     return out
 
@@ -112,8 +119,6 @@ def demand_vs_fetch(demand_bytes: pd.Series, reads: pd.Series, fetched_bytes: pd
     (100 × (1 − fetches / reads): reads served without a fetch), fetch_over_demand;
     sorted by demand, largest first. Keys present on one side only get zeros.
     """
-    for s in (demand_bytes, reads, fetched_bytes, fetches):
-        s.attrs = {}
     df = pd.concat({"demand_bytes": demand_bytes, "reads": reads, "fetched_bytes": fetched_bytes,
                     "fetches": fetches}, axis=1).fillna(0.0)
     df.index.name = "key"
@@ -143,8 +148,9 @@ class Amplification:
 def amplification(fetched_bytes: float, requested_bytes: float, read_ops: float,
                   requests: float) -> Amplification:
     """Amplification of a window: ``fetched_bytes`` (the anchor's increase) against demand."""
-    if read_ops <= 0 or requested_bytes <= 0:
-        raise ValueError("amplification needs read_ops > 0 and requested_bytes > 0")
+    if not (read_ops > 0 and requested_bytes > 0):
+        raise UsageError(f"amplification: read_ops={read_ops!r}, requested_bytes={requested_bytes!r}; "
+                         "expected both > 0 (a window where the application read something)")
     return Amplification(
         fetched_bytes=float(fetched_bytes), requested_bytes=float(requested_bytes), read_ops=float(read_ops),
         requests=float(requests), fetched_per_read_bytes=fetched_bytes / read_ops,
@@ -161,6 +167,7 @@ def read_write_totals(snapshot: pd.DataFrame, anchor: Anchor = CEPHFS_READ_ANCHO
     Returns columns host, read_bytes, write_bytes, read_write_ratio; the last row, host
     ``'all'``, sums the hosts.
     """
+    requires(snapshot, "host", "source", "item", "counter", "value")
     sel = snapshot[(snapshot["source"] == anchor.source) & (snapshot["counter"] == anchor.counter)]
     r = sel[sel["item"] == anchor.item].groupby("host")["value"].sum()
     w = sel[sel["item"] == write_item].groupby("host")["value"].sum()
@@ -179,12 +186,14 @@ def interface_ratios(net: pd.DataFrame, private: str, public: str, value: str = 
     private_rx_bytes, private_tx_bytes, public_rx_bytes, private_rx_over_tx,
     private_over_public_rx; the last row (host ``'all'``) sums the hosts.
     """
+    requires(net, "host", "item", "counter", value)
     n = net[net["source"] == "net_dev"] if "source" in net.columns else net
     piv = n.pivot_table(index="host", columns=["item", "counter"], values=value, aggfunc="sum")
     for iface in (private, public):
         if (iface, "rx_bytes") not in piv.columns:
-            raise ValueError(f"interface {iface!r} has no rx_bytes readings (interfaces: "
-                             f"{sorted({c[0] for c in piv.columns})})")
+            which = "private" if iface == private else "public"
+            raise UsageError(f"interface_ratios: {which}={iface!r}: interface {iface!r} has no rx_bytes readings; "
+                             f"expected one of {sorted({c[0] for c in piv.columns})}")
     df = pd.DataFrame({
         "private_rx_bytes": piv[(private, "rx_bytes")], "private_tx_bytes": piv[(private, "tx_bytes")],
         "public_rx_bytes": piv[(public, "rx_bytes")]})
@@ -219,6 +228,9 @@ def node_rates(read_bytes: pd.Series, requests: pd.Series, window_s: float, attr
     ``attribute`` equals ``baseline_state``; every other host is predicted to fall to
     ``requests_per_s × baseline`` when it reaches that state.
     """
+    requires(attributes, "host", attribute)
+    if not window_s > 0:
+        raise UsageError(f"node_rates: window_s={window_s!r}; expected the window's length in seconds, > 0")
     from scipy.stats import spearmanr
 
     df = pd.DataFrame({"read_bytes": read_bytes, "requests": requests}).dropna()
@@ -230,7 +242,8 @@ def node_rates(read_bytes: pd.Series, requests: pd.Series, window_s: float, attr
     df["bytes_per_request"] = df["read_bytes"] / df["requests"]
     base = df[df[attribute] == baseline_state]
     if base.empty:
-        raise ValueError(f"no host has {attribute} == {baseline_state!r}")
+        raise UsageError(f"node_rates: baseline_state={baseline_state!r}: no host has {attribute} == "
+                         f"{baseline_state!r}; expected one of {sorted(map(str, df[attribute].unique()))}")
     b = float(base["bytes_per_request"].median())
     df["predicted_read_bytes_per_s"] = np.where(df[attribute] == baseline_state, df["read_bytes_per_s"],
                                                 df["requests_per_s"] * b)
@@ -238,8 +251,9 @@ def node_rates(read_bytes: pd.Series, requests: pd.Series, window_s: float, attr
     rho = float(spearmanr(df["requests_per_s"], df["read_bytes_per_s"]).statistic) if len(df) > 2 else math.nan
     others = df[df[attribute] != baseline_state]
     ratio = float(others["read_bytes_per_s"].median() / base["read_bytes_per_s"].median()) if len(others) else math.nan
-    lines = [f"{r.host}: {r.read_bytes_per_s / 2**20:.2f} → {r.predicted_read_bytes_per_s / 2**20:.2f} MiB/s"
-             for r in others.itertuples()]
+    lines = [f"{h}: {float(now) / 2**20:.2f} → {float(then) / 2**20:.2f} MiB/s"
+             for h, now, then in zip(others["host"], others["read_bytes_per_s"],
+                                     others["predicted_read_bytes_per_s"], strict=True)]
     text = (f"When the hosts not yet '{baseline_state}' get there, their read rate falls to requests/s × "
             f"{b / 2**20:.2f} MiB per request (the baseline measured on '{baseline_state}' hosts): "
             + "; ".join(lines))
@@ -277,7 +291,8 @@ def reconcile(anchor_bytes: float, instruments: dict[str, float], tolerance: flo
     that disagrees is wrong until it reproduces the anchor by itself.
     """
     if not anchor_bytes > 0:
-        raise ValueError("the anchor saw no bytes in this window; reconcile a window where it moved")
+        raise UsageError(f"reconcile: anchor_bytes={anchor_bytes!r}: the anchor saw no bytes in this window; "
+                         "expected > 0 (reconcile a window where it moved)")
     rows = []
     for name, b in instruments.items():
         ratio = b / anchor_bytes
@@ -300,7 +315,12 @@ def attribute(bytes_by_key: pd.Series, rules: dict[str, str], other: str = "othe
     Returns category, bytes, share_pct, keys and a ``status`` column saying this is a
     hypothesis: it tells who *probably* caused the bytes, not how many there were.
     """
-    compiled = [(cat, re.compile(rx)) for cat, rx in rules.items()]
+    compiled = []
+    for cat, rx in rules.items():
+        try:
+            compiled.append((cat, re.compile(rx)))
+        except re.error as exc:
+            raise UsageError(f"attribute: rules[{cat!r}]={rx!r} is not a regular expression ({exc})") from None
 
     def cat_of(k: str) -> str:
         return next((c for c, rx in compiled if rx.search(str(k))), other)
@@ -353,14 +373,26 @@ def probe_ways(reads: pd.DataFrame, files: pd.DataFrame, counters: pd.DataFrame,
     block-layer reads), pid_io_read_bytes (the probe's own storage reads), pages_per_read
     and amplification (pid_io_read_bytes ÷ requested_bytes, falling back to residency when
     the process saw no storage reads, e.g. on tmpfs).
+
+    ``reads``, ``files`` and ``counters`` are a probe capture's tables
+    (:class:`workbench.lab.readahead.ProbeCapture`); ``phases``: advice → ``start_ts``, ``end_ts``.
     """
+    requires(reads, "advice", "request_bytes", "pulled_bytes")
+    requires(files, "advice", "baseline_pages", "final_pages")
+    requires(counters, *COLUMNS)
+    if not page_bytes > 0:
+        raise UsageError(f"probe_ways: page_bytes={page_bytes!r}; expected the page size in bytes, > 0")
     rows = []
     for advice, ph in phases.items():
         r = reads[reads["advice"] == advice]
         f = files[files["advice"] == advice]
         if r.empty:
             continue
-        t0, t1 = ph["start_ts"], ph["end_ts"]
+        try:
+            t0, t1 = float(ph["start_ts"]), float(ph["end_ts"])
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(f"probe_ways: phases[{advice!r}]={ph!r}; expected a dict with start_ts and end_ts "
+                             "(seconds since the epoch), as in the capture's meta.json") from None
         win = counters[(counters["timestamp"] >= t0) & (counters["timestamp"] <= t1)]
 
         pid = _phase_increase(win, "pid_io", "read_bytes")
@@ -377,7 +409,14 @@ def probe_ways(reads: pd.DataFrame, files: pd.DataFrame, counters: pd.DataFrame,
 
 
 def probe_breakdown(reads: pd.DataFrame, page_bytes: int = 4096) -> pd.DataFrame:
-    """Mean pages pulled per read by advice, file kind and position (offset 0 vs random)."""
+    """Mean pages pulled per read by advice, file kind and position (offset 0 vs random).
+
+    Returns advice, file_kind, position, reads, pulled_bytes, requested_bytes, pages_per_read,
+    amplification (pulled ÷ requested bytes).
+    """
+    requires(reads, "advice", "file_kind", "order", "pulled_bytes", "request_bytes")
+    if not page_bytes > 0:
+        raise UsageError(f"probe_breakdown: page_bytes={page_bytes!r}; expected the page size in bytes, > 0")
     r = reads.assign(position=np.where(reads["order"] == 0, "offset 0", "random offset"))
     g = r.groupby(["advice", "file_kind", "position"], sort=True)
     out = g.agg(reads=("pulled_bytes", "size"), pulled_bytes=("pulled_bytes", "sum"),

@@ -14,7 +14,9 @@ from pathlib import Path, PurePath
 
 import pandas as pd
 
-from ._common import Collector, Input, Source, empty_text_error, load_rows
+from ..errors import InputNotFoundError
+from ..sources import Collector, Input, Source
+from ._common import CounterRow, load_rows, no_rows_error
 
 
 def _device(path: str) -> str:
@@ -31,14 +33,15 @@ def read_read_ahead_kb(source: Source, *, host: str = "", timestamp: float | Non
         d = Path(source)  # /sys/class/bdi (entries are symlinks) or one device's directory
         files = sorted(d.glob("*/read_ahead_kb")) or ([d / "read_ahead_kb"] if (d / "read_ahead_kb").exists() else [])
         if not files:
-            raise FileNotFoundError(f"{d}: no read_ahead_kb file in it nor in its subdirectories")
+            raise InputNotFoundError(f"{d}: no read_ahead_kb file in this folder nor in its subfolders; "
+                                     "expected /sys/class/bdi, one device's folder or a read_ahead_kb file")
         source = files
     return load_rows(source, "read_ahead_kb", parse_read_ahead_kb, host=host, timestamp=timestamp, strict=strict)
 
 
-def parse_read_ahead_kb(inp: Input, col: Collector) -> list[tuple]:
+def parse_read_ahead_kb(inp: Input, col: Collector) -> list[CounterRow]:
     """Rows of one ``read_ahead_kb`` file or listing (see :func:`read_read_ahead_kb`)."""
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     for n, raw in enumerate(inp.text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -50,5 +53,5 @@ def parse_read_ahead_kb(inp: Input, col: Collector) -> list[tuple]:
         else:
             col.reject(n, raw, "expected '<kb>' or '<device or path> <kb>'")
     if not rows:
-        raise empty_text_error(inp, "read_ahead_kb")
+        raise no_rows_error(inp, col, "read_ahead_kb")
     return rows

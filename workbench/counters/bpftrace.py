@@ -17,12 +17,14 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 import pandas as pd
 
-from ..errors import ParseError
-from ..schema import Column, Schema, attach_rejects, validate
-from ._common import Collector, Input, Source, concat, finish, open_inputs
+from ..errors import ParseError, UsageError
+from ..schema import Column, RejectRow, Schema, attach_rejects, validate
+from ..sources import Collector, Input, Source, open_inputs
+from ._common import CounterRow, concat, finish
 
 HIST_SCHEMA = Schema(
     name="bpftrace_hist",
@@ -55,25 +57,34 @@ _ATTACH = re.compile(r"^Attaching (\d+) probes?\.\.\.\s*$")
 _SUFFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5, "E": 1024**6}
 
 
-def _num(tok: str) -> float:
+#: one histogram bucket: (instance, map, key, lo, hi, count)
+HistRow = tuple[str, str, str, float, float, int]
+
+
+def _num(tok: str, label: str) -> float:
     m = re.fullmatch(r"(-?\d+)([KMGTPE]?)", tok.strip())
     if not m:
-        raise ValueError(tok)
+        raise UsageError(f"histogram bucket label {label!r}: bound {tok.strip()!r} is not an integer with an "
+                         "optional K/M/G/T/P/E suffix")
     return float(int(m[1]) * _SUFFIX[m[2]])
 
 
 def bucket_bounds(label: str) -> tuple[float, float]:
-    """``[lo, hi)`` of a text histogram label such as ``[4K, 8K)``, ``[0]``, ``(..., 0)``, ``[10, ...)``."""
+    """``[lo, hi)`` of a text histogram label such as ``[4K, 8K)``, ``[0]``, ``(..., 0)``, ``[10, ...)``.
+
+    A bound that is not an integer (with an optional K/M/G/T/P/E suffix) raises
+    :class:`~workbench.errors.UsageError` (a ``ValueError``) naming the label.
+    """
     if label.startswith("(..., "):
-        return -math.inf, _num(label[6:-1])
+        return -math.inf, _num(label[6:-1], label)
     inner, close = label[1:-1], label[-1]
     parts = [p.strip() for p in inner.split(",")]
-    lo = _num(parts[0])
+    lo = _num(parts[0], label)
     if len(parts) == 1:
         return lo, lo + 1
     if parts[1] == "...":
         return lo, math.inf
-    hi = _num(parts[1])
+    hi = _num(parts[1], label)
     return lo, hi + 1 if close == "]" else hi
 
 
@@ -81,9 +92,12 @@ def _key(k: str | None) -> str:
     return "" if k is None else ",".join(p.strip() for p in k.split(","))
 
 
-def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]):
-    rows: list[tuple] = []
-    hist: list[tuple] = []
+_Parsed = tuple[list[CounterRow], list[HistRow], int | None]
+
+
+def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]) -> _Parsed:
+    rows: list[CounterRow] = []
+    hist: list[HistRow] = []
     attached = None
     current: tuple[str, str] | None = None
     for n, raw in enumerate(inp.text.splitlines(), 1):
@@ -103,8 +117,7 @@ def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]):
                 current = (name, key)
             elif re.fullmatch(r"-?\d+", rest):
                 rows.append(("bpftrace", inst, key, name, float(int(rest)), unit, "counter"))
-            elif _STATS.match(rest):
-                s = _STATS.match(rest)
+            elif s := _STATS.match(rest):
                 for f in ("count", "average", "total"):
                     rows.append(("bpftrace", inst, key, f"{name}:{f}", float(int(s[f])),
                                  "count" if f == "count" else unit, "counter"))
@@ -127,7 +140,8 @@ def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]):
     return rows, hist, attached
 
 
-def _json_buckets(inst: str, name: str, key: str, buckets, n: int, col: Collector, hist: list) -> None:
+def _json_buckets(inst: str, name: str, key: str, buckets: Any, n: int, col: Collector,
+                  hist: list[HistRow]) -> None:
     if not isinstance(buckets, list):
         col.reject(n, json.dumps(buckets)[:200], "histogram data is not a list of buckets")
         return
@@ -135,14 +149,19 @@ def _json_buckets(inst: str, name: str, key: str, buckets, n: int, col: Collecto
         if not isinstance(b, dict) or "count" not in b:
             col.reject(n, json.dumps(b)[:200], "bucket without a count")
             continue
-        lo = float(b["min"]) if "min" in b else -math.inf
-        hi = float(b["max"]) + 1 if "max" in b else math.inf
-        hist.append((inst, name, key, lo, hi, int(b["count"])))
+        try:
+            lo = float(b["min"]) if "min" in b else -math.inf
+            hi = float(b["max"]) + 1 if "max" in b else math.inf
+            count = int(b["count"])
+        except (TypeError, ValueError):
+            col.reject(n, json.dumps(b)[:200], "bucket min, max and count must be numbers")
+            continue
+        hist.append((inst, name, key, lo, hi, count))
 
 
-def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]):
-    rows: list[tuple] = []
-    hist: list[tuple] = []
+def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]) -> _Parsed:
+    rows: list[CounterRow] = []
+    hist: list[HistRow] = []
     attached = None
     dec = json.JSONDecoder()
     text, pos = inp.text, 0
@@ -164,7 +183,11 @@ def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]):
         kind = rec.get("type") if isinstance(rec, dict) else None
         data = rec.get("data") if isinstance(rec, dict) else None
         if kind == "attached_probes" and isinstance(data, dict):
-            attached = int(data.get("probes", 0))
+            probes = data.get("probes", 0)
+            if isinstance(probes, int) and not isinstance(probes, bool):
+                attached = probes
+            else:
+                col.reject(n, json.dumps(rec)[:200], "attached_probes count is not an integer")
             continue
         if kind not in ("map", "hist", "stats") or not isinstance(data, dict):
             col.reject(n, json.dumps(rec)[:200], f"record type {kind!r} is not map/hist/stats")
@@ -178,13 +201,21 @@ def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]):
                 else:
                     _json_buckets(inst, name, "", payload, n, col, hist)
             elif kind == "stats":
+                if not isinstance(payload, dict):
+                    col.reject(n, f"{name}: {payload!r}"[:200], "stats value is not an object")
+                    continue
                 items = payload.items() if payload and all(isinstance(v, dict) for v in payload.values()) \
                     else [("", payload)]
                 for key, st in items:
                     for f in ("count", "average", "total"):
-                        if f in st:
-                            rows.append(("bpftrace", inst, _key(key), f"{name}:{f}", float(st[f]),
+                        v = st.get(f)
+                        if v is None:
+                            continue
+                        if isinstance(v, (int, float)) and not isinstance(v, bool):
+                            rows.append(("bpftrace", inst, _key(key), f"{name}:{f}", float(v),
                                          "count" if f == "count" else unit, "counter"))
+                        else:
+                            col.reject(n, f"{name}[{key}] {f}: {v!r}"[:200], f"stats {f} is not a number")
             elif isinstance(payload, dict):
                 for key, v in payload.items():
                     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -198,14 +229,19 @@ def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]):
     return rows, hist, attached
 
 
-def parse_bpftrace_maps(inp: Input, col: Collector, units: dict[str, str] | None = None) -> list[tuple]:
+def _none_found(inp: Input, col: Collector, fmt: str) -> ParseError:
+    col.check()
+    first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
+    return ParseError(inp.name, 1, first, f"no bpftrace map or histogram found ({fmt} output expected)")
+
+
+def parse_bpftrace_maps(inp: Input, col: Collector, units: dict[str, str] | None = None) -> list[CounterRow]:
     """Map rows (no histograms) of one bpftrace output, text or JSON; ParseError when none."""
     inst = PurePath(inp.name).name if not inp.name.startswith("<") else ""
-    parse = _parse_json if inp.text.lstrip().startswith("{") else _parse_text
-    rows, hist, _ = parse(inp, inst, col, units or {})
+    fmt = "json" if inp.text.lstrip().startswith("{") else "text"
+    rows, hist, _ = (_parse_json if fmt == "json" else _parse_text)(inp, inst, col, units or {})
     if not rows and not hist:
-        first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
-        raise ParseError(inp.name, 1, first, "no bpftrace map or histogram found")
+        raise _none_found(inp, col, fmt)
     return rows
 
 
@@ -215,26 +251,29 @@ def read_bpftrace(source: Source, *, host: str = "", timestamp: float | None = N
     """Read bpftrace text or ``-f json`` output (detected, or ``format='text'|'json'``).
 
     Returns :class:`BpftraceOutput` (``maps`` long counters frame, ``hists`` bucket frame,
-    ``attached_probes``). Raises ParseError when an input holds no map at all.
+    ``attached_probes``); both frames carry every input's rejected lines. Raises ParseError
+    when an input holds no map at all (``strict``: its first bad line).
     """
+    if format not in (None, "text", "json"):
+        raise UsageError(f"read_bpftrace: format={format!r}; expected 'text', 'json' or None (detect)")
     units = units or {}
-    frames, hists, attached = [], [], None
-    all_rej: list = []
-    for inp in open_inputs(source, "bpftrace output"):
+    frames: list[pd.DataFrame] = []
+    hists: list[HistRow] = []
+    attached = None
+    all_rej: list[RejectRow] = []
+    for inp in open_inputs(source, "bpftrace output", directories=True):
         inst = instance if instance is not None else (
             PurePath(inp.name).name if not inp.name.startswith("<") else "")
         col = Collector(inp.name, strict)
         fmt = format or ("json" if inp.text.lstrip().startswith("{") else "text")
-        if fmt not in ("text", "json"):
-            raise ValueError(f"format must be 'text' or 'json', got {format!r}")
         rows, hist, att = (_parse_json if fmt == "json" else _parse_text)(inp, inst, col, units)
         if not rows and not hist:
-            first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
-            raise ParseError(inp.name, 1, first, f"no bpftrace map or histogram found ({fmt} output expected)")
+            raise _none_found(inp, col, fmt)
+        col.check()
         attached = att if att is not None else attached
-        frames.append(finish(rows, col.rows, host=host, timestamp=timestamp))
+        frames.append(finish(rows, col.sorted_rows(), host=host, timestamp=timestamp))
         hists.extend(hist)
-        all_rej.extend(col.rows)
+        all_rej.extend(col.sorted_rows())
     h = pd.DataFrame(hists, columns=["instance", "map", "key", "lo", "hi", "count"])
     h = h.astype({"lo": "float64", "hi": "float64", "count": "int64"})
     for c in ("instance", "map", "key"):

@@ -33,7 +33,9 @@ from pathlib import PurePath
 import pandas as pd
 
 from ..errors import ParseError
-from ._common import Collector, Input, Source, finish, open_inputs
+from ..schema import RejectRow
+from ..sources import Collector, Input, Source, open_inputs
+from ._common import CounterRow, finish
 
 SOURCE = "cephfs_metrics"
 
@@ -49,7 +51,10 @@ _FILE_ROW = re.compile(r"^(?P<label>\S.*?)\s+(?P<a>-?\d+)(?:\s*/\s*(?P<b>-?\d+))
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
-def _block_kind(cols: list[str]) -> tuple[str, dict] | None:
+_Mapping = dict[str, tuple[str, str, str]]
+
+
+def _block_kind(cols: list[str]) -> tuple[str, _Mapping] | None:
     if any("lat" in c for c in cols):
         return "latency", _LAT_COLS
     if any("_sz" in c for c in cols):
@@ -77,15 +82,17 @@ def _instance(name: str) -> str:
     return ""
 
 
-def _parse(inp: Input, col: Collector, instance: str | None) -> tuple[list[tuple], set[str]]:
+def _parse(inp: Input, col: Collector, instance: str | None) -> tuple[list[CounterRow], set[str]]:
+    """Rows and the kinds of block found; with ``strict`` the earliest bad line raises, and no block at all
+    is a ParseError."""
     inst = _instance(inp.name) if instance is None else instance
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     kinds: set[str] = set()
     seen: dict[tuple[str, str], float] = {}
     lines = inp.text.splitlines()
     kind: str | None = None
     cols: list[str] = []
-    mapping: dict = {}
+    mapping: _Mapping = {}
     for n, raw in enumerate(lines, 1):
         line = raw.rstrip()
         if not line.strip():
@@ -136,6 +143,11 @@ def _parse(inp: Input, col: Collector, instance: str | None) -> tuple[list[tuple
         for name, tok in zip(cols[1:], toks[1:], strict=True):
             counter, unit, ckind = mapping.get(name, (_snake(name), "", "gauge"))
             rows.append((SOURCE, inst, item, counter, float(tok), unit, ckind))
+    col.check()
+    if not kinds:
+        first = next((ln for ln in lines if ln.strip()), "")
+        raise ParseError(inp.name, 1, first, "no 'item ...' metrics block found; expected CephFS debugfs "
+                         "metrics (header like 'item          total       avg_lat(us) ...')")
     return rows, kinds
 
 
@@ -151,14 +163,9 @@ def _layout(kinds: set[str], text: str) -> str:
     return "single file"
 
 
-def parse_cephfs_metrics(inp: Input, col: Collector, instance: str | None = None) -> list[tuple]:
+def parse_cephfs_metrics(inp: Input, col: Collector, instance: str | None = None) -> list[CounterRow]:
     """Rows of one metrics text (any layout); ParseError when it holds no metrics block."""
-    rows, kinds = _parse(inp, col, instance)
-    if not kinds:
-        first = next((ln for ln in inp.text.splitlines() if ln.strip()), "")
-        raise ParseError(inp.name, 1, first, "no 'item ...' metrics block found; expected CephFS debugfs "
-                         "metrics (header like 'item          total       avg_lat(us) ...')")
-    return rows
+    return _parse(inp, col, instance)[0]
 
 
 def read_cephfs_metrics(source: Source, *, host: str = "", timestamp: float | None = None,
@@ -170,15 +177,15 @@ def read_cephfs_metrics(source: Source, *, host: str = "", timestamp: float | No
     the path shows it. ``frame.attrs['layouts']`` lists the layout detected per input.
     Raises ParseError when an input holds no metrics block.
     """
-    rows: list[tuple] = []
-    rejects: list = []
+    rows: list[CounterRow] = []
+    rejects: list[RejectRow] = []
     layouts = {}
-    for inp in open_inputs(source, "CephFS metrics"):
+    for inp in open_inputs(source, "CephFS metrics", directories=True):
         col = Collector(inp.name, strict)
-        rows.extend(parse_cephfs_metrics(inp, col, instance))
-        _, kinds = _parse(inp, Collector(inp.name), instance)
+        got, kinds = _parse(inp, col, instance)
+        rows.extend(got)
         layouts[inp.name] = _layout(kinds, inp.text)
-        rejects.extend(col.rows)
+        rejects.extend(col.sorted_rows())
     out = finish(rows, rejects, host=host, timestamp=timestamp)
     out.attrs["layouts"] = layouts
     return out

@@ -1,11 +1,14 @@
 """Per-node attributes (migration state, role, kernel) from a CSV with a ``host`` column."""
 from __future__ import annotations
 
+import csv
+import io
+
 import pandas as pd
 
 from ..errors import ParseError
-from ..paths import resolve
 from ..schema import Column, Schema, attach_rejects, validate
+from ..sources import Source, open_inputs
 
 NODES_SCHEMA = Schema(
     name="node_attributes",
@@ -14,18 +17,45 @@ NODES_SCHEMA = Schema(
 )
 
 
-def read_node_attributes(path: str) -> pd.DataFrame:
+def read_node_attributes(source: Source) -> pd.DataFrame:
     """Read ``host,<attribute>,...`` CSV; returns :data:`NODES_SCHEMA` (attributes as strings).
 
-    Raises ParseError when the ``host`` column is missing or a host is listed twice.
+    ``source`` is a path, a stream or the text itself. Blank lines are skipped.
+    Raises ParseError (file, line) when the ``host`` column is missing, a record
+    has the wrong number of fields or a host is listed twice.
     """
-    p = resolve(path)
-    df = pd.read_csv(p, dtype=str, keep_default_na=False)
-    if "host" not in df.columns:
-        raise ParseError(str(p), 1, ",".join(df.columns), "node attribute CSV needs a 'host' column")
-    dup = df[df["host"].duplicated()]
-    if len(dup):
-        raise ParseError(str(p), int(dup.index[0]) + 2, ",".join(dup.iloc[0]), "host listed twice")
-    df = df.astype(object)
+    frames = []
+    first_seen: dict[str, str] = {}
+    for inp in open_inputs(source, "node attribute CSV", directories=True):
+        reader = csv.reader(io.StringIO(inp.text))
+        header: list[str] | None = None
+        rows: list[list[str]] = []
+        try:
+            for rec in reader:
+                n = reader.line_num
+                if not rec or all(not c.strip() for c in rec):
+                    continue
+                if header is None:
+                    header = [c.strip() for c in rec]
+                    if "host" not in header:
+                        raise ParseError(inp.name, n, inp.line(n), "node attribute CSV needs a 'host' column; "
+                                         f"got columns {header}")
+                    continue
+                if len(rec) != len(header):
+                    raise ParseError(inp.name, n, inp.line(n), f"expected {len(header)} fields ({', '.join(header)}), "
+                                     f"got {len(rec)}")
+                host = rec[header.index("host")]
+                if host in first_seen:
+                    raise ParseError(inp.name, n, inp.line(n), f"host listed twice (first at {first_seen[host]})")
+                first_seen[host] = f"{inp.name}:{n}"
+                rows.append(rec)
+        except csv.Error as exc:
+            raise ParseError(inp.name, reader.line_num, inp.line(reader.line_num),
+                             f"not a readable CSV: {exc}") from None
+        if header is None:
+            raise ParseError(inp.name, None, "", "empty file; expected a CSV header with a 'host' column")
+        frames.append(pd.DataFrame(rows, columns=header, dtype=object))
+    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    df = df.astype(object).fillna("")
     attach_rejects(df, [])
     return validate(df, NODES_SCHEMA)

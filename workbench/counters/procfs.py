@@ -21,7 +21,8 @@ from pathlib import PurePath
 
 import pandas as pd
 
-from ._common import Collector, Input, Source, empty_text_error, load_rows
+from ..sources import Collector, Input, Source
+from ._common import CounterRow, load_rows, no_rows_error, parse_int
 
 _NET_FIELDS = ["bytes", "packets", "errs", "drop", "fifo", "frame", "compressed", "multicast"]
 _NET_TX = ["bytes", "packets", "errs", "drop", "fifo", "colls", "carrier", "compressed"]
@@ -46,14 +47,14 @@ _DISK_OLD_PART = [("reads_completed", "count", "counter", 1), ("read_bytes", "by
 
 def _ints(toks: list[str]) -> list[float] | None:
     try:
-        return [float(int(t)) for t in toks]
+        return [parse_int(t) for t in toks]
     except ValueError:
         return None
 
 
-def parse_net_dev(inp: Input, col: Collector) -> list[tuple]:
+def parse_net_dev(inp: Input, col: Collector) -> list[CounterRow]:
     """Rows of one ``/proc/net/dev`` text (see :func:`read_net_dev`)."""
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     for n, raw in enumerate(inp.text.splitlines(), 1):
         if not raw.strip() or "|" in raw:
             continue  # the two header lines
@@ -69,7 +70,7 @@ def parse_net_dev(inp: Input, col: Collector) -> list[tuple]:
         for c, v in zip(NET_DEV_COUNTERS, vals, strict=True):
             rows.append(("net_dev", "", name.strip(), c, v, "bytes" if c.endswith("bytes") else "count", "counter"))
     if not rows:
-        raise empty_text_error(inp, "/proc/net/dev")
+        raise no_rows_error(inp, col, "/proc/net/dev")
     return rows
 
 
@@ -90,9 +91,9 @@ def _vmstat_unit(key: str) -> tuple[str, str]:
     return "count", "counter"
 
 
-def parse_vmstat(inp: Input, col: Collector) -> list[tuple]:
+def parse_vmstat(inp: Input, col: Collector) -> list[CounterRow]:
     """Rows of one ``/proc/vmstat`` text (see :func:`read_vmstat`)."""
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     for n, raw in enumerate(inp.text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -103,7 +104,7 @@ def parse_vmstat(inp: Input, col: Collector) -> list[tuple]:
         unit, kind = _vmstat_unit(toks[0])
         rows.append(("vmstat", "", "", toks[0], float(int(toks[1])), unit, kind))
     if not rows:
-        raise empty_text_error(inp, "/proc/vmstat")
+        raise no_rows_error(inp, col, "/proc/vmstat")
     return rows
 
 
@@ -113,9 +114,9 @@ def read_vmstat(source: Source, *, host: str = "", timestamp: float | None = Non
     return load_rows(source, "/proc/vmstat", parse_vmstat, host=host, timestamp=timestamp, strict=strict)
 
 
-def parse_diskstats(inp: Input, col: Collector) -> list[tuple]:
+def parse_diskstats(inp: Input, col: Collector) -> list[CounterRow]:
     """Rows of one ``/proc/diskstats`` text (see :func:`read_diskstats`)."""
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     for n, raw in enumerate(inp.text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -134,7 +135,7 @@ def parse_diskstats(inp: Input, col: Collector) -> list[tuple]:
         for (name, unit, kind, scale), v in zip(spec, stats, strict=False):
             rows.append(("diskstats", "", toks[2], name, v * scale, unit, kind))
     if not rows:
-        raise empty_text_error(inp, "/proc/diskstats")
+        raise no_rows_error(inp, col, "/proc/diskstats")
     return rows
 
 
@@ -147,13 +148,13 @@ def read_diskstats(source: Source, *, host: str = "", timestamp: float | None = 
 _PID_IO_KEYS = {"rchar", "wchar", "syscr", "syscw", "read_bytes", "write_bytes", "cancelled_write_bytes"}
 
 
-def parse_pid_io(inp: Input, col: Collector, pid: str | None = None) -> list[tuple]:
+def parse_pid_io(inp: Input, col: Collector, pid: str | None = None) -> list[CounterRow]:
     """Rows of one ``/proc/<pid>/io`` text (see :func:`read_pid_io`)."""
     item = pid
     if item is None:
         parts = PurePath(inp.name).parts
         item = next((p for p in reversed(parts[:-1]) if p.isdigit() or p == "self"), "")
-    rows: list[tuple] = []
+    rows: list[CounterRow] = []
     for n, raw in enumerate(inp.text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -164,7 +165,7 @@ def parse_pid_io(inp: Input, col: Collector, pid: str | None = None) -> list[tup
         unit = "count" if m[1].startswith("sysc") else "bytes"
         rows.append(("pid_io", "", item, m[1], float(int(m[2])), unit, "counter"))
     if not rows:
-        raise empty_text_error(inp, "/proc/<pid>/io")
+        raise no_rows_error(inp, col, "/proc/<pid>/io")
     return rows
 
 

@@ -13,9 +13,9 @@ import re
 
 import pandas as pd
 
-from ..errors import ParseError
-from ..schema import Column, Schema, attach_rejects, validate
-from ._common import Collector, Source, open_inputs
+from ..errors import ParseError, UsageError
+from ..schema import Column, RejectRow, Schema, attach_rejects, validate
+from ..sources import Collector, Source, open_inputs
 
 RESIDENCY_SCHEMA = Schema(
     name="residency",
@@ -32,23 +32,29 @@ RESIDENCY_SCHEMA = Schema(
     extra_columns_allowed=False,
 )
 
+#: one residency row: file, resident_pages, total_pages, resident_bytes, size_bytes, exact, tool
+ResidencyRow = tuple[str, int, float, float, float, bool, str]
+
 _HUMAN = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<u>[BKMGTPE]?)(?:i?B)?$")
 _POW = {"": 0, "B": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 
 
 def human_bytes(tok: str) -> tuple[float, bool]:
-    """Bytes of a size token (``4096``, ``36K``, ``34.4K``, ``3B``) and whether it is exact."""
+    """Bytes of a size token (``4096``, ``36K``, ``34.4K``, ``3B``) and whether it is exact.
+
+    Anything else raises :class:`~workbench.errors.UsageError` (a ``ValueError``) naming the token.
+    """
     tok = tok.strip()
     if re.fullmatch(r"\d+", tok):
         return float(tok), True
     m = _HUMAN.match(tok)
     if not m:
-        raise ValueError(f"not a size: {tok!r}")
+        raise UsageError(f"not a size: {tok!r}; expected bytes or a number with a K/M/G/T/P/E suffix (36K, 34.4K)")
     exact = m["u"] in ("", "B")
     return float(m["n"]) * 1024 ** _POW[m["u"]], exact
 
 
-def _frame(rows: list[tuple], rejects: list) -> pd.DataFrame:
+def _frame(rows: list[ResidencyRow], rejects: list[RejectRow]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=RESIDENCY_SCHEMA.names())
     df = df.astype({"resident_pages": "int64", "total_pages": "float64", "resident_bytes": "float64",
                     "size_bytes": "float64", "exact": "bool"})
@@ -60,18 +66,20 @@ def _frame(rows: list[tuple], rejects: list) -> pd.DataFrame:
 
 def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False) -> pd.DataFrame:
     """Read ``fincore`` output (default columns RES PAGES SIZE FILE; text or ``-J``)."""
-    rows: list[tuple] = []
-    rej: list = []
-    for inp in open_inputs(source, "fincore"):
+    rows: list[ResidencyRow] = []
+    rej: list[RejectRow] = []
+    for inp in open_inputs(source, "fincore", directories=True):
         col = Collector(inp.name, strict)
         text = inp.text.strip()
         if text.startswith("{"):
             try:
-                doc = json.loads(text)
-                entries = doc["fincore"]
+                entries = json.loads(text)["fincore"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ParseError(inp.name, 1, text[:80], f"expected fincore -J JSON with a 'fincore' list: {exc}") \
-                    from exc
+                    from None
+            if not isinstance(entries, list):
+                raise ParseError(inp.name, 1, text[:80], "expected fincore -J JSON with a 'fincore' list, "
+                                 f"got a {type(entries).__name__}")
             for e in entries:
                 try:
                     pages = int(e["pages"])
@@ -79,9 +87,10 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
                     res, rex = human_bytes(str(e["res"]))
                     rows.append((str(e["file"]), pages, math.nan, float(pages * page_size), size, ex and rex,
                                  "fincore"))
-                except (KeyError, ValueError) as exc:
+                except (KeyError, TypeError, ValueError) as exc:
                     col.reject(0, json.dumps(e), f"fincore entry needs res, pages, size, file: {exc}")
-            rej.extend(col.rows)
+            col.check()
+            rej.extend(col.sorted_rows())
             continue
         cols = ["RES", "PAGES", "SIZE", "FILE"]
         got_any = False
@@ -108,9 +117,10 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
                 continue
             got_any = True
             rows.append((rec["FILE"], pages, math.nan, float(pages * page_size), size, ex and rex, "fincore"))
+        col.check()
         if not got_any and not col.rows:
             raise ParseError(inp.name, 1, inp.text[:80], "no fincore rows found")
-        rej.extend(col.rows)
+        rej.extend(col.sorted_rows())
     return _frame(rows, rej)
 
 
@@ -121,11 +131,12 @@ _VT_KV = re.compile(r"^Files=\d+ .*ResidentPages=(\d+) TotalPages=(\d+) Resident
 
 def read_vmtouch(source: Source, *, page_size: int = 4096, strict: bool = False) -> pd.DataFrame:
     """Read ``vmtouch`` output: the summary, ``-v`` per-file bars and ``-o kv`` lines."""
-    rows: list[tuple] = []
-    rej: list = []
-    for inp in open_inputs(source, "vmtouch"):
+    rows: list[ResidencyRow] = []
+    rej: list[RejectRow] = []
+    for inp in open_inputs(source, "vmtouch", directories=True):
         col = Collector(inp.name, strict)
         pending: str | None = None
+        pending_line = 0
         found = False
         # -v redraws its bar with carriage returns: the last drawing on a line wins
         for n, raw in enumerate(inp.text.split("\n"), 1):
@@ -158,11 +169,12 @@ def read_vmtouch(source: Source, *, page_size: int = 4096, strict: bool = False)
             if re.match(r"^\s*(Files|Directories|Elapsed|Touched Pages|Evicted Pages):", line):
                 continue  # summary lines with nothing per-file to keep
             if pending is not None:
-                col.reject(n - 1, pending, "file name line without a residency bar after it")
-            pending = line.strip()
+                col.reject(pending_line, pending, "file name line without a residency bar after it")
+            pending, pending_line = line.strip(), n
         if pending is not None:
-            col.reject(0, pending, "file name line without a residency bar after it")
+            col.reject(pending_line, pending, "file name line without a residency bar after it")
+        col.check()
         if not found:
             raise ParseError(inp.name, 1, inp.text[:80], "no vmtouch 'Resident Pages:' summary or bar found")
-        rej.extend(col.rows)
+        rej.extend(col.sorted_rows())
     return _frame(rows, rej)

@@ -25,16 +25,26 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Literal, TextIO, overload
 
 import numpy as np
 import pandas as pd
 
-from ..errors import ParseError
-from ..paths import resolve
-from ..schema import Column, Schema, validate
-from ._common import COUNTERS_SCHEMA, Collector, Input, finish_snapshots
+from ..errors import InputNotFoundError, ParseError, UsageError
+from ..schema import Column, RejectRow, Schema, SideTable, requires, validate
+from ..sources import (
+    Collector,
+    Input,
+    Source,
+    Stream,
+    Text,
+    expand,
+    read_path,
+    read_stream,
+    split_sources,
+)
+from ._common import COLUMNS, COUNTERS_SCHEMA, Parser, SnapshotRow, finish_snapshots
 from .bdi import parse_read_ahead_kb
 from .bpftrace import parse_bpftrace_maps
 from .cephfs import parse_cephfs_metrics
@@ -62,8 +72,12 @@ DELTAS_SCHEMA = Schema(
 
 KEYS = ["host", "source", "instance", "item", "counter"]
 
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+    from distributed import Client
 
-def _parser_for(path: str, text: str) -> tuple[str, Callable] | None:
+
+def _parser_for(path: str, text: str) -> tuple[str, Parser] | None:
     """(family, per-text parser) for a snapshot's path, else sniffed from its text."""
     p = path.replace("\\", "/")
     if p.endswith("net/dev"):
@@ -94,42 +108,39 @@ def _parser_for(path: str, text: str) -> tuple[str, Callable] | None:
     return None
 
 
-def _load_one(name: str, path: str, text: str, host: str, ts: float, strict: bool,
-              rows: list, rejects: list, line_offset: int = 0) -> None:
+def _load_one(col: Collector, path: str, text: str, host: str, ts: float, rows: list[SnapshotRow],
+              line_offset: int = 0) -> None:
     """Parse one snapshot's text and append its rows, prefixed with (timestamp, host).
 
-    Rejected lines are reported against ``name`` at ``line_offset`` + their line in the snapshot.
+    Rejected lines go to ``col`` (the collector of the file holding the snapshot) at
+    ``line_offset`` + their line in the snapshot.
     """
     found = _parser_for(path, text)
     if found is None:
-        if strict:
-            raise ParseError(name, line_offset or None, path, "cannot tell which counter file this is")
-        rejects.append((name, line_offset, path, f"cannot tell which counter file {path!r} is"))
+        col.reject(line_offset, path, f"cannot tell which counter file {path!r} is; expected a path ending in "
+                   "net/dev, vmstat, diskstats, <pid>/io, read_ahead_kb, ceph/.../metrics or .bt.txt")
         return
     family, parser = found
-    col = Collector(name, strict=False)
-    kwargs = {}
+    inner = Collector(col.source)
+    options = {}
     if family == "cephfs_metrics":
-        kwargs["instance"] = next((part for part in PurePosixPath(path).parts if ".client" in part), "")
+        options["instance"] = next((part for part in PurePosixPath(path).parts if ".client" in part), "")
     try:
-        got = parser(Input(path, text), col, **kwargs)
-    except ParseError as exc:
-        if strict:
-            raise ParseError(name, line_offset + (exc.line or 0), exc.text, exc.reason) from None
-        rejects.append((name, line_offset + (exc.line or 0), exc.text, exc.reason))
+        got = parser(Input(path, text), inner, **options)
+    except ParseError as exc:  # the snapshot holds nothing of its kind: one reject for the whole snapshot
+        col.reject(line_offset + (exc.line or 0), exc.text, exc.reason)
         return
-    bad = [(name, line_offset + line, t, reason) for _, line, t, reason in col.rows]
-    if strict and bad:
-        raise ParseError(*bad[0])
+    for _, line, t, reason in inner.rows:
+        col.reject(line_offset + line, t, reason)
     rows.extend((ts, host, *r) for r in got)
-    rejects.extend(bad)
 
 
 def _parse_fields(s: str) -> dict[str, str]:
     return dict(kv.split("=", 1) for kv in s.split() if "=" in kv)
 
 
-def _from_log(inp: Input, host: str | None, strict: bool, rows: list, rejects: list) -> None:
+def _from_log(inp: Input, host: str | None, col: Collector, rows: list[SnapshotRow]) -> None:
+    """Every snapshot of one marker log; bad markers, stray text and bad lines go to ``col``."""
     lines = inp.text.splitlines(keepends=True)
     current: dict[str, str] | None = None
     start = 0
@@ -142,24 +153,18 @@ def _from_log(inp: Input, host: str | None, strict: bool, rows: list, rejects: l
             ts = float(current["ts"])
             path = current["path"]
         except (KeyError, ValueError):
-            rejects.append((inp.name, start, "", "snapshot marker needs ts=<seconds> and path=<path>"))
-            if strict:
-                raise ParseError(inp.name, start, "", "snapshot marker needs ts=<seconds> and path=<path>") \
-                    from None
+            col.reject(start, inp.line(start), "snapshot marker needs ts=<seconds> and path=<path>")
             return
-        _load_one(inp.name, path, "".join(body), current.get("host", host or ""), ts,
-                  strict, rows, rejects, line_offset=start)
+        _load_one(col, path, "".join(body), current.get("host", host or ""), ts, rows, line_offset=start)
 
     for n, line in enumerate(lines, 1):
-        m = MARKER.match(line.rstrip("\n"))
+        m = MARKER.match(line.rstrip("\r\n"))
         if m:
             flush()
             current, start, body = _parse_fields(m["fields"]), n, []
         elif current is None:
             if line.strip():
-                rejects.append((inp.name, n, line.rstrip("\n"), "text before the first '#== snapshot' marker"))
-                if strict:
-                    raise ParseError(inp.name, n, line, "text before the first '#== snapshot' marker")
+                col.reject(n, line.rstrip("\r\n"), "text before the first '#== snapshot' marker")
         else:
             body.append(line)
     flush()
@@ -173,46 +178,109 @@ def _is_ts(s: str) -> bool:
         return False
 
 
-def _from_dir(root: Path, host: str | None, strict: bool, rows: list, rejects: list) -> None:
+def _from_dir(root: Path, host: str | None, strict: bool, rows: list[SnapshotRow],
+              rejects: list[RejectRow]) -> None:
+    """Every file of a snapshot tree ``<host>/<ts>/<path>`` (or ``<ts>/<path>``), each its own input."""
     files = sorted(p for p in root.rglob("*") if p.is_file())
     if not files:
-        raise FileNotFoundError(f"{root}: no snapshot files")
+        raise InputNotFoundError(f"{root}: folder holds no snapshot file; expected *.snapshots marker logs "
+                                 "or a tree <host>/<ts>/<path>")
     for f in files:
+        col = Collector(str(f), strict)
         rel = f.relative_to(root).parts
         if len(rel) >= 2 and _is_ts(rel[0]):
             h, ts, rest = host or "", float(rel[0]), rel[1:]
         elif len(rel) >= 3 and _is_ts(rel[1]):
             h, ts, rest = rel[0], float(rel[1]), rel[2:]
         else:
-            rejects.append((str(f), 0, "", "path is not <host>/<ts>/<path> nor <ts>/<path>"))
-            if strict:
-                raise ParseError(str(f), None, "", "path is not <host>/<ts>/<path> nor <ts>/<path>")
-            continue
-        text = f.read_bytes().decode("utf-8", errors="replace")
-        _load_one(str(f), "/" + "/".join(rest), text, h, ts, strict, rows, rejects)
+            col.reject(0, "/".join(rel), "path is not <host>/<ts>/<path> nor <ts>/<path>")
+            h, ts, rest = "", math.nan, ()
+        if rest:
+            _load_one(col, "/" + "/".join(rest), read_path(f).text, h, ts, rows)
+        col.check()
+        rejects.extend(col.sorted_rows())
 
 
-def _dask_parts(items: list) -> list[Path]:
-    """One part per marker log (a directory's ``*.snapshots`` each) or per snapshot tree."""
+def _items(source: Source) -> list[str | os.PathLike[str] | TextIO]:
+    """The entries of a list source (each may be text, a path or a glob), else the source itself."""
+    if isinstance(source, (list, tuple)):
+        if not source:
+            raise UsageError("read_series: empty list of sources; expected marker logs, snapshot folders or text")
+        return list(source)
+    return [source]  # type: ignore[list-item]  # a single path, glob, stream or text
+
+
+def _dask_parts(source: Source) -> list[Path]:
+    """One part per marker log (a folder's ``*.snapshots`` each) or per snapshot tree."""
     parts: list[Path] = []
-    for it in items:
-        if isinstance(it, str) and "\n" in it:
-            raise ValueError('engine="dask" reads files: give paths of snapshot logs or directories, not text')
-        p = resolve(it)
-        logs = sorted(p.glob("*.snapshots")) if p.is_dir() else []
-        parts.extend(logs or [p])
+    for it in _items(source):
+        if not isinstance(it, (str, os.PathLike)) or (isinstance(it, str) and "\n" in it):
+            raise UsageError('read_series: engine="dask" reads files: give paths of snapshot logs or folders, '
+                             "not text or streams")
+        for p in expand(it, "snapshot series"):
+            logs = sorted(p.glob("*.snapshots")) if p.is_dir() else []
+            parts.extend(logs or [p])
     return parts
 
 
-def read_series(source: str | os.PathLike | list, *, host: str | None = None,
-                strict: bool = False, engine: str = "pandas", client=None) -> pd.DataFrame:
-    """Read snapshot series (marker logs, snapshot directories, or a list of them) into one long frame.
+def _read_part(path: Path, host: str | None, strict: bool) -> pd.DataFrame:
+    return _read_pandas(path, host, strict)
 
-    Returns the long counters frame (:data:`COUNTERS_SCHEMA`) sorted by timestamp; inputs
-    that could not be read are in ``attrs['rejects']`` (``strict=True`` raises instead).
+
+def _read_pandas(source: Source, host: str | None, strict: bool) -> pd.DataFrame:
+    rows: list[SnapshotRow] = []
+    rejects: list[RejectRow] = []
+
+    def log(inp: Input) -> None:
+        col = Collector(inp.name, strict)
+        _from_log(inp, host, col, rows)
+        col.check()
+        rejects.extend(col.sorted_rows())
+
+    for it in _items(source):
+        for item in split_sources(it, "snapshot series"):
+            if isinstance(item, Text):
+                log(Input(item.name, item.text))
+            elif isinstance(item, Stream):
+                log(Input(item.name, read_stream(item.stream)))
+            elif item.is_dir():
+                logs = sorted(item.glob("*.snapshots"))
+                if logs:
+                    for lg in logs:
+                        log(read_path(lg))
+                else:
+                    _from_dir(item, host, strict, rows, rejects)
+            else:
+                log(read_path(item))
+    out = finish_snapshots(rows, rejects).sort_values(["timestamp", *KEYS], kind="stable").reset_index(drop=True)
+    return validate(out, COUNTERS_SCHEMA)
+
+
+@overload
+def read_series(source: Source, *, host: str | None = None, strict: bool = False,
+                engine: Literal["pandas"] = "pandas", client: None = None) -> pd.DataFrame: ...
+
+
+@overload
+def read_series(source: Source, *, host: str | None = None, strict: bool = False,
+                engine: Literal["dask"], client: Client | str | None = None) -> dd.DataFrame: ...
+
+
+@overload
+def read_series(source: Source, *, host: str | None = None, strict: bool = False,
+                engine: str, client: Client | str | None = None) -> pd.DataFrame | dd.DataFrame: ...
+
+
+def read_series(source: Source, *, host: str | None = None, strict: bool = False,
+                engine: str = "pandas", client: Client | str | None = None) -> pd.DataFrame | dd.DataFrame:
+    """Read snapshot series (marker logs, snapshot folders, text, or a list of them) into one long frame.
+
+    Returns the long counters frame (:data:`COUNTERS_SCHEMA`) sorted by timestamp; lines
+    that could not be read are in ``attrs['rejects']`` (``strict=True`` raises the first
+    bad line of a file instead). Files may be compressed (gzip, bzip2, xz, zstd).
 
     ``engine="dask"`` (paths only) returns a dask DataFrame with the same columns and
-    dtypes: one lazy partition per marker log (each ``*.snapshots`` of a directory) or
+    dtypes: one lazy partition per marker log (each ``*.snapshots`` of a folder) or
     snapshot tree, sorted by timestamp **within** its partition, partitions in source
     order (not merged by time across them as here). ``client``: None (current Client,
     else a local in-process cluster), a scheduler address or a Client. Rejects:
@@ -223,30 +291,9 @@ def read_series(source: str | os.PathLike | list, *, host: str | None = None,
     if check_engine(engine, source):
         from ..engine import dask_frame
 
-        parts = _dask_parts(source if isinstance(source, list) else [source])
-        return dask_frame(parts, functools.partial(read_series, host=host, strict=strict), client=client)
-    items = source if isinstance(source, list) else [source]
-    rows: list[tuple] = []
-    rejects: list = []
-    for it in items:
-        if isinstance(it, str) and "\n" in it:
-            _from_log(Input("<text>", it), host, strict, rows, rejects)
-            continue
-        p = resolve(it)
-        if p.is_dir():
-            logs = sorted(p.glob("*.snapshots"))
-            if logs:
-                for lg in logs:
-                    _from_log(Input(str(lg), lg.read_text(errors="replace")), host, strict, rows, rejects)
-            else:
-                _from_dir(p, host, strict, rows, rejects)
-        else:
-            _from_log(Input(str(p), p.read_text(errors="replace")), host, strict, rows, rejects)
-    out = finish_snapshots(rows, rejects)
-    rej = out.attrs["rejects"]
-    out = out.sort_values(["timestamp", *KEYS], kind="stable").reset_index(drop=True)
-    out.attrs = {"rejects": rej}
-    return validate(out, COUNTERS_SCHEMA)
+        return dask_frame(_dask_parts(source), functools.partial(_read_part, host=host, strict=strict),
+                          client=client)
+    return _read_pandas(source, host, strict)
 
 
 def deltas(frame: pd.DataFrame, *, wrap_bits: int | dict[str, int] | None = None) -> pd.DataFrame:
@@ -255,9 +302,15 @@ def deltas(frame: pd.DataFrame, *, wrap_bits: int | dict[str, int] | None = None
     ``wrap_bits`` (an int, or a dict source → bits such as ``{"net_dev": 32}``) declares
     counters that wrap: a decrease is then a ``wrap`` and the delta adds ``2**bits``.
     Any other decrease is a ``reset``: the delta is the new value (counted from zero).
-    Returns :data:`DELTAS_SCHEMA`; ``attrs['events']`` lists every reset and wrap.
+    Returns :data:`DELTAS_SCHEMA`; ``attrs['events']`` (a :class:`~workbench.schema.SideTable`:
+    ``len()``, ``.frame()``) lists every reset and wrap.
     """
-    validate(frame, COUNTERS_SCHEMA)
+    requires(frame, *COLUMNS)
+    bits_given = [wrap_bits] if isinstance(wrap_bits, int) else list((wrap_bits or {}).values())
+    bad = [b for b in bits_given if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 64]
+    if bad:
+        raise UsageError(f"deltas: wrap_bits={wrap_bits!r}; expected a counter width in bits from 1 to 64 "
+                         "(an int, or a dict source -> bits such as {'net_dev': 32})")
     c = frame[(frame["kind"] == "counter") & frame["timestamp"].notna()]
     c = c.sort_values([*KEYS, "timestamp"], kind="stable")
     g = c.groupby(KEYS, sort=False)
@@ -285,7 +338,7 @@ def deltas(frame: pd.DataFrame, *, wrap_bits: int | dict[str, int] | None = None
     out = d[cols].reset_index(drop=True)
     for col in ("host", "source", "instance", "item", "counter", "unit", "event"):
         out[col] = out[col].astype(object)
-    out.attrs["events"] = out[out["event"] != ""].reset_index(drop=True)
+    out.attrs["events"] = SideTable(out[out["event"] != ""].reset_index(drop=True))
     return validate(out, DELTAS_SCHEMA)
 
 
@@ -295,7 +348,7 @@ def window_totals(d: pd.DataFrame, start: float | None = None, end: float | None
     Returns columns host, source, instance, item, counter, unit, delta, interval_s,
     rate_per_s (delta / covered seconds), events (resets + wraps inside the window).
     """
-    validate(d, DELTAS_SCHEMA)
+    requires(d, *KEYS, "unit", "start_timestamp", "timestamp", "delta", "interval_s", "event")
     m = pd.Series(True, index=d.index)
     if start is not None:
         m &= d["start_timestamp"] >= start - 1e-9

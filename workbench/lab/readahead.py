@@ -18,34 +18,105 @@ layer) and this process's ``/proc/self/io`` ``read_bytes`` delta.
 By default the probe writes its own files in a fresh temporary directory (``--tmp-parent``)
 and removes them; ``--dir`` points it at existing files instead (read-only: they are only
 opened, advised and read). The run is bounded by file count and ``--max-seconds``.
-Output (``--out DIR``): ``reads.csv``, ``files.csv``, ``counters.snapshots`` (snapshot-series
-log of ``/proc/vmstat`` and ``/proc/self/io``) and ``meta.json`` (environment, phases).
+
+The capture (``--out DIR``) has one owner, this module: :func:`run_probe` writes it and
+:func:`read_readahead_probe` reads it back into a :class:`ProbeCapture`:
+
+- ``reads.csv`` — one row per tiny read (:data:`PROBE_READS_SCHEMA`);
+- ``files.csv`` — whole-file residency per advice (:data:`PROBE_FILES_SCHEMA`);
+- ``counters.snapshots`` — ``/proc/vmstat`` and ``/proc/self/io`` before and after each
+  advice, in the snapshot-series log convention (:func:`workbench.counters.read_series`);
+- ``meta.json`` — configuration, environment and phase times.
+
+The analyses of a capture (``probe_ways``, ``probe_breakdown``) are counter analyses and
+live in :mod:`workbench.counters.analysis`.
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
 import ctypes.util
+import functools
 import json
 import os
 import platform
 import random
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputNotFoundError, LabError, ParseError, UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..schema import Schema
 
 ADVICE = {
     "normal": os.POSIX_FADV_NORMAL,
     "random": os.POSIX_FADV_RANDOM,
     "sequential": os.POSIX_FADV_SEQUENTIAL,
 }
+FILE_KINDS = ("small", "large")
 PAGE = os.sysconf("SC_PAGE_SIZE")
-READS_COLUMNS = ["advice", "file", "file_kind", "size_bytes", "offset_bytes", "request_bytes", "order",
-                 "resident_before_pages", "resident_after_pages", "pulled_bytes"]
-FILES_COLUMNS = ["advice", "file", "file_kind", "size_bytes", "baseline_pages", "final_pages"]
+CAPTURE_FILES = ("reads.csv", "files.csv", "counters.snapshots", "meta.json")
+
+
+@functools.cache
+def _schemas() -> tuple[Schema, Schema]:
+    """The capture's two tables, documented (built on first use: :mod:`workbench.schema` imports pandas,
+    which running the probe does not need)."""
+    from ..schema import Column, Schema
+
+    reads = Schema(
+        name="readahead_probe_reads",
+        doc="One tiny read: where, how big, and the file's resident pages before and after it.",
+        columns=(
+            Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
+            Column("file", "string", doc="file name (no folder)"),
+            Column("file_kind", "string", doc="small or large (size against large_threshold_bytes)"),
+            Column("size_bytes", "int", "bytes", "file size"),
+            Column("offset_bytes", "int", "bytes", "where the read starts"),
+            Column("request_bytes", "int", "bytes", "bytes the read asked for"),
+            Column("order", "int", doc="0 = the read at offset 0, then the random-offset reads"),
+            Column("resident_before_pages", "int", "pages", "pages of the file in the page cache before the read"),
+            Column("resident_after_pages", "int", "pages", "pages of the file in the page cache after the read"),
+            Column("pulled_bytes", "int", "bytes", "residency change across the read × page size"),
+        ),
+    )
+    files = Schema(
+        name="readahead_probe_files",
+        doc="Whole-file residency per advice: after the drop (baseline) and after the reads (final).",
+        columns=(
+            Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
+            Column("file", "string", doc="file name (no folder)"),
+            Column("file_kind", "string", doc="small or large"),
+            Column("size_bytes", "int", "bytes", "file size"),
+            Column("baseline_pages", "int", "pages", "pages resident after dropping the file from the cache"),
+            Column("final_pages", "int", "pages", "pages resident after this advice's reads"),
+        ),
+    )
+    return reads, files
+
+
+def __getattr__(name: str) -> Any:
+    """``PROBE_READS_SCHEMA`` and ``PROBE_FILES_SCHEMA`` (the capture's tables), and the header rows the
+    writer uses, ``READS_COLUMNS`` and ``FILES_COLUMNS`` (their column names), built on first use."""
+    if name in ("PROBE_READS_SCHEMA", "PROBE_FILES_SCHEMA", "READS_COLUMNS", "FILES_COLUMNS"):
+        reads, files = _schemas()
+        return {"PROBE_READS_SCHEMA": reads, "PROBE_FILES_SCHEMA": files,
+                "READS_COLUMNS": reads.names(), "FILES_COLUMNS": files.names()}[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "FILES_COLUMNS", "PROBE_FILES_SCHEMA", "PROBE_READS_SCHEMA", "READS_COLUMNS"])
+
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
@@ -57,20 +128,26 @@ MAP_FAILED = ctypes.c_void_p(-1).value
 
 
 class Residency:
-    """A read-only mapping of one file whose resident pages ``count()`` reports (mincore)."""
+    """A read-only mapping of one file whose resident pages ``count()`` reports (mincore).
 
-    def __init__(self, fd: int, size: int) -> None:
+    ``name`` labels the file in errors; a failing ``mmap`` or ``mincore`` raises
+    :class:`~workbench.errors.LabError`.
+    """
+
+    def __init__(self, fd: int, size: int, name: str = "") -> None:
         self.size = size
+        self.name = name or f"fd {fd}"
         self.pages = (size + PAGE - 1) // PAGE
-        self.addr = None
+        self.addr: int | None = None
+        self.vec = (ctypes.c_ubyte * self.pages)()
         if size == 0:
             return
         addr = _libc.mmap(None, size, PROT_READ, MAP_SHARED, fd, 0)
         if addr in (None, MAP_FAILED):
             err = ctypes.get_errno()
-            raise OSError(err, f"mmap failed: {os.strerror(err)}")
+            raise LabError(f"{self.name}: mmap(PROT_READ) of {size} bytes failed: {os.strerror(err)}; "
+                           "the probe needs files it can map read-only")
         self.addr = addr
-        self.vec = (ctypes.c_ubyte * self.pages)()
 
     def count(self) -> int:
         """Pages of the file now in the page cache."""
@@ -78,7 +155,7 @@ class Residency:
             return 0
         if _libc.mincore(self.addr, self.size, self.vec) != 0:
             err = ctypes.get_errno()
-            raise OSError(err, f"mincore failed: {os.strerror(err)}")
+            raise LabError(f"{self.name}: mincore failed: {os.strerror(err)}")
         return sum(b & 1 for b in self.vec)
 
     def close(self) -> None:
@@ -104,7 +181,7 @@ class ProbeConfig:
     max_seconds: float = 120.0  # stop reading (and say so) after this long
 
 
-def _mount_of(path: Path) -> dict:
+def _mount_of(path: Path) -> dict[str, str]:
     """fstype, source and mount point holding ``path`` (from /proc/self/mountinfo)."""
     real = str(path.resolve())
     best = {"mount_point": "/", "fstype": "unknown", "source": ""}
@@ -122,7 +199,7 @@ def _mount_of(path: Path) -> dict:
     return best
 
 
-def environment(directory: Path) -> dict:
+def environment(directory: Path) -> dict[str, Any]:
     """Filesystem, backing device and its read_ahead_kb for ``directory``, plus caveats."""
     st = os.stat(directory)
     maj, mnr = os.major(st.st_dev), os.minor(st.st_dev)
@@ -170,13 +247,36 @@ def _pick_files(directory: Path, cfg: ProbeConfig) -> list[Path]:
         for n in sorted(names):
             p = Path(dirpath) / n
             try:
-                if p.is_file() and not p.is_symlink() and p.stat().st_size > 0:
+                if p.is_file() and not p.is_symlink() and p.stat().st_size > 0 and os.access(p, os.R_OK):
                     files.append(p)
             except OSError:
                 continue
             if len(files) >= cfg.max_files:
                 return files
     return files
+
+
+def _check(cfg: ProbeConfig) -> None:
+    """Refuse a configuration that cannot run or is not small; the message names the field."""
+    bad = [a for a in cfg.advices if a not in ADVICE]
+    if bad:
+        raise UsageError(f"ProbeConfig.advices={cfg.advices!r}: unknown advice {bad}; choose from {sorted(ADVICE)}")
+    if not cfg.advices:
+        raise UsageError(f"ProbeConfig.advices=(): expected at least one of {sorted(ADVICE)}")
+    positive = {"request_bytes": cfg.request_bytes, "small_bytes": cfg.small_bytes, "large_bytes": cfg.large_bytes,
+                "max_files": cfg.max_files, "max_seconds": cfg.max_seconds}
+    not_positive = [f"{k}={v!r}" for k, v in positive.items() if not v > 0]
+    if not_positive:
+        raise UsageError(f"ProbeConfig {', '.join(not_positive)}: expected > 0")
+    counts = {"n_small": cfg.n_small, "n_large": cfg.n_large, "random_reads_per_file": cfg.random_reads_per_file}
+    negative = [f"{k}={v!r}" for k, v in counts.items() if v < 0]
+    if negative:
+        raise UsageError(f"ProbeConfig {', '.join(negative)}: expected >= 0")
+    if cfg.n_small + cfg.n_large > 2000 or cfg.large_bytes > 1 << 30 or cfg.small_bytes > 1 << 30 \
+            or cfg.max_files > 2000:
+        raise UsageError(f"ProbeConfig n_small={cfg.n_small}, n_large={cfg.n_large}, max_files={cfg.max_files}, "
+                         f"small_bytes={cfg.small_bytes}, large_bytes={cfg.large_bytes}: refusing more than 2000 "
+                         "files or files over 1 GiB: keep the probe small")
 
 
 def _snapshot(host: str, path: str, text: str) -> str:
@@ -209,13 +309,16 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
     from tqdm.auto import tqdm
 
     cfg = cfg or ProbeConfig()
-    bad = [a for a in cfg.advices if a not in ADVICE]
-    if bad:
-        raise ValueError(f"unknown advice {bad}; choose from {sorted(ADVICE)}")
-    if cfg.request_bytes <= 0 or cfg.random_reads_per_file < 0:
-        raise ValueError("request_bytes must be > 0 and random_reads_per_file >= 0")
-    if cfg.n_small + cfg.n_large > 2000 or cfg.large_bytes > 1 << 30 or cfg.max_files > 2000:
-        raise ValueError("refusing more than 2000 files or files over 1 GiB: keep the probe small")
+    _check(cfg)
+    reads_header, files_header = (schema.names() for schema in _schemas())
+    if directory is not None:
+        where = Path(directory)
+        if not where.exists():
+            raise InputNotFoundError(f"run_probe: directory={str(directory)!r} does not exist; expected a folder "
+                                     "of files to probe (read-only)")
+        if not where.is_dir():
+            raise UsageError(f"run_probe: directory={str(directory)!r} is a file; expected a folder of files to "
+                             "probe (read-only)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     host = socket.gethostname().split(".")[0] or "localhost"
@@ -228,11 +331,10 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
             where = tmp
         else:
             where = Path(directory)
-            if not where.is_dir():
-                raise NotADirectoryError(f"{where}: not a directory")
             paths = _pick_files(where, cfg)
             if not paths:
-                raise FileNotFoundError(f"{where}: no readable regular file to probe")
+                raise InputNotFoundError(f"run_probe: directory={str(directory)!r} holds no readable, non-empty "
+                                         "regular file to probe")
         env = environment(where)
         sizes = {p: p.stat().st_size for p in paths}
         kind = {p: "large" if sizes[p] >= cfg.large_threshold_bytes else "small" for p in paths}
@@ -253,7 +355,7 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
                 for p in order:
                     fd = os.open(p, os.O_RDONLY)
                     fds[p] = fd
-                    maps[p] = Residency(fd, sizes[p])
+                    maps[p] = Residency(fd, sizes[p], str(p))
                     baseline[p] = maps[p].count()
                 t_before = time.time()
                 snaps.append(_counters(host))
@@ -288,11 +390,11 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
         _drop(paths)
         with open(out / "reads.csv", "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(READS_COLUMNS)
+            w.writerow(reads_header)
             w.writerows(reads_rows)
         with open(out / "files.csv", "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(FILES_COLUMNS)
+            w.writerow(files_header)
             w.writerows(files_rows)
         (out / "counters.snapshots").write_text("".join(snaps))
         meta = {"config": asdict(cfg), "environment": env, "phases": phases, "host": host,
@@ -305,12 +407,77 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class ProbeCapture:
+    """A readahead probe run, as :func:`read_readahead_probe` reads it back.
+
+    ``reads`` (:data:`PROBE_READS_SCHEMA`), ``files`` (:data:`PROBE_FILES_SCHEMA`), ``counters``
+    (the long counters frame of the ``/proc/vmstat`` and ``/proc/self/io`` snapshots) each carry
+    their rejected lines in ``attrs["rejects"]``; ``meta`` is ``meta.json`` (config, environment,
+    phases with ``start_ts``/``end_ts``/``reads`` per advice, host, stopped_early, created_files).
+    """
+
+    reads: pd.DataFrame
+    files: pd.DataFrame
+    counters: pd.DataFrame
+    meta: dict[str, Any]
+
+
+def read_readahead_probe(directory: str | os.PathLike[str], *, strict: bool = False) -> ProbeCapture:
+    """Read a probe output folder (``workbench lab readahead --out DIR``) into a :class:`ProbeCapture`.
+
+    Rows that break the schema (an unknown advice, a negative size or page count, a
+    non-number) are kept in the frame's ``attrs["rejects"]``; ``strict=True`` raises
+    :class:`~workbench.errors.ParseError` for the first one instead. A folder without the
+    four files raises :class:`~workbench.errors.InputNotFoundError` naming the missing ones.
+    """
+    from ..counters.series import read_series
+    from ..paths import resolve
+    from ..sources import read_path
+    from ..tables import Above, AtLeast, NonEmpty, OneOf, Rule, read_table
+
+    try:
+        d = resolve(Path(directory))
+    except FileNotFoundError:
+        raise InputNotFoundError(f"{directory}: no such readahead probe folder; expected the output of "
+                                 "'workbench lab readahead --out DIR'") from None
+    if not d.is_dir():
+        raise UsageError(f"read_readahead_probe: directory={str(directory)!r} is a file; expected the probe's "
+                         f"output folder holding {', '.join(CAPTURE_FILES)}")
+    missing = [n for n in CAPTURE_FILES if not (d / n).is_file()]
+    if missing:
+        raise InputNotFoundError(f"{d}: not a readahead probe output (missing {', '.join(missing)}); expected "
+                                 f"{', '.join(CAPTURE_FILES)} as written by 'workbench lab readahead --out DIR'")
+    meta_in = read_path(d / "meta.json")
+    try:
+        meta = json.loads(meta_in.text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(meta_in.name, exc.lineno, meta_in.line(exc.lineno), f"not valid JSON: {exc.msg}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("phases"), dict):
+        raise ParseError(meta_in.name, None, meta_in.text[:80], "expected a JSON object with 'phases' "
+                         "(advice -> start_ts, end_ts, reads), 'config' and 'environment'")
+    reads_schema, files_schema = _schemas()
+    advice, kinds = OneOf(frozenset(ADVICE)), OneOf(frozenset(FILE_KINDS))
+    common: dict[str, Rule] = {"advice": advice, "file": NonEmpty(), "file_kind": kinds, "size_bytes": AtLeast(0)}
+    reads = read_table(d / "reads.csv", reads_schema, strict=strict, rules={
+        **common, "offset_bytes": AtLeast(0), "request_bytes": Above(0), "order": AtLeast(0),
+        "resident_before_pages": AtLeast(0), "resident_after_pages": AtLeast(0)})
+    files = read_table(d / "files.csv", files_schema, strict=strict, rules={
+        **common, "baseline_pages": AtLeast(0), "final_pages": AtLeast(0)})
+    return ProbeCapture(reads=reads, files=files, counters=read_series(d / "counters.snapshots", strict=strict),
+                        meta=meta)
+
+
 def _cmd(args: argparse.Namespace) -> int:
     cfg = ProbeConfig(n_small=args.n_small, small_bytes=args.small_kib * 1024, n_large=args.n_large,
                       large_bytes=args.large_mib * 1024 * 1024, request_bytes=args.request_bytes,
                       random_reads_per_file=args.random_reads, advices=tuple(args.advice.split(",")),
                       seed=args.seed, max_files=args.max_files, max_seconds=args.max_seconds)
-    out = run_probe(args.out, directory=args.dir, cfg=cfg, tmp_parent=args.tmp_parent, progress=not args.quiet)
+    try:
+        out = run_probe(args.out, directory=args.dir, cfg=cfg, tmp_parent=args.tmp_parent, progress=not args.quiet)
+    except (UsageError, InputNotFoundError, LabError) as exc:
+        print(f"workbench lab readahead: {exc}", file=sys.stderr)
+        return 2
     meta = json.loads((out / "meta.json").read_text())
     env = meta["environment"]
     print(f"readahead probe: {out} ({env['fstype']} on {env['device']}, read_ahead_kb={env['read_ahead_kb']})")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ..errors import UsageError
+
 NET_DEV_HEADER = (
     "Inter-|   Receive                                                |  Transmit\n"
     " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
@@ -15,7 +17,9 @@ def net_dev(ifaces: dict[str, list[int]]) -> str:
     """``/proc/net/dev`` text (net/core/net-procfs.c layout) from iface → 16 counters."""
     out = [NET_DEV_HEADER]
     for name, v in ifaces.items():
-        out.append("%6s:%8d %7d %4d %4d %4d %5d %10d %9d %8d %7d %4d %4d %4d %5d %7d %10d\n" % (name, *v))
+        if len(v) != 16:
+            raise UsageError(f"net_dev: ifaces[{name!r}] has {len(v)} counters; expected 16 (8 receive, 8 transmit)")
+        out.append(f"{name:>6}:" + "%8d %7d %4d %4d %4d %5d %10d %9d %8d %7d %4d %4d %4d %5d %7d %10d\n" % tuple(v))
     return "".join(out)
 
 

@@ -29,10 +29,13 @@ import csv
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ..errors import UsageError
 from . import _formats as fmt
 
 KIB = 1024
@@ -117,9 +120,9 @@ class FleetParams:
     cache_trap_miss_fraction: float = 0.002  # share of the shared map not cached during md5sum
     fsid: str = "6c1a3f2e-9b1d-4c55-8f0e-2d7f3e8a9b10"
 
-    def to_json(self) -> dict:
-        d = asdict(self)
-        return d
+    def to_json(self) -> dict[str, Any]:
+        """Every field as plain JSON-ready values (nodes and categories as dicts)."""
+        return asdict(self)
 
 
 def _page_round(x: np.ndarray, page: int) -> np.ndarray:
@@ -184,14 +187,22 @@ def _simulate_node(p: FleetParams, node: NodeSpec, sizes: list[np.ndarray], t0: 
             files = rng.choice(c.n_files, size=n, p=_popularity(p, c.n_files))
         else:
             files = np.zeros(n, int)
-        dt.append(t), db.append(np.full(n, float(c.request_bytes))), dc.append(np.full(n, ci)), df.append(files)
+        dt.append(t)
+        db.append(np.full(n, float(c.request_bytes)))
+        dc.append(np.full(n, ci))
+        df.append(files)
         miss = rng.uniform(size=n) < c.miss_prob
         fetch = _page_round(np.minimum(np.minimum(sizes[ci][files[miss]], ra), p.object_size_bytes), p.page_bytes)
-        ft.append(t[miss]), fb.append(fetch), fc.append(np.full(miss.sum(), ci)), ff.append(files[miss])
+        ft.append(t[miss])
+        fb.append(fetch)
+        fc.append(np.full(miss.sum(), ci))
+        ff.append(files[miss])
     if node.migration_mib_per_s > 0:
         n_obj = rng.poisson(node.migration_mib_per_s * MIB * dur / p.object_size_bytes)
         t = np.sort(rng.uniform(t0, t1, n_obj))
-        ft.append(t), fb.append(np.full(n_obj, float(p.object_size_bytes))), fc.append(np.full(n_obj, -1))
+        ft.append(t)
+        fb.append(np.full(n_obj, float(p.object_size_bytes)))
+        fc.append(np.full(n_obj, -1))
         ff.append(np.arange(n_obj))
     order_f = np.argsort(np.concatenate(ft), kind="stable")
     ev.f_t, ev.f_b = np.concatenate(ft)[order_f], np.concatenate(fb)[order_f]
@@ -357,16 +368,46 @@ def _probe_maps(p: FleetParams, ev: _NodeEvents, t0: float, t1: float, rng: np.r
     (out / f"{prefix}openat.bt.txt").write_text(fmt.bpftrace_text({"@opens": opens}, probes=1))
 
 
-def simulate_fleet(out_dir: str | Path, params: FleetParams | None = None, **overrides) -> Path:
+def check_params(p: FleetParams) -> FleetParams:
+    """Return ``p`` when the simulation can run with it, else raise UsageError naming the field."""
+    hosts = [n.host for n in p.nodes]
+    if not hosts or len(set(hosts)) != len(hosts):
+        raise UsageError(f"FleetParams.nodes: hosts {hosts}; expected at least one node, each host once")
+    if p.profiled_host not in hosts:
+        raise UsageError(f"FleetParams.profiled_host={p.profiled_host!r}; expected one of the nodes {hosts}")
+    if p.remount_host not in ("", *hosts):
+        raise UsageError(f"FleetParams.remount_host={p.remount_host!r}; expected '' (no remount) or one of {hosts}")
+    layouts = {n.host: n.kernel_layout for n in p.nodes if n.kernel_layout not in ("5.16", "5.14")}
+    if layouts:
+        raise UsageError(f"NodeSpec.kernel_layout {layouts}; expected '5.16' (metrics/ folder) or '5.14' (one file)")
+    positive = {"interval_s": p.interval_s, "n_intervals": p.n_intervals, "read_ahead_kb": p.read_ahead_kb,
+                "object_size_bytes": p.object_size_bytes, "page_bytes": p.page_bytes,
+                "tsdb_scrape_interval_s": p.tsdb_scrape_interval_s}
+    bad = [f"{k}={v!r}" for k, v in positive.items() if not v > 0]
+    if bad:
+        raise UsageError(f"FleetParams {', '.join(bad)}: expected > 0")
+    if sum(c.n_files == 1 for c in p.categories) != 1:
+        raise UsageError("FleetParams.categories: expected exactly one category with n_files=1 (the shared map "
+                         f"the cache trap reads), got {[c.name for c in p.categories if c.n_files == 1]}")
+    return p
+
+
+def simulate_fleet(out_dir: str | Path, params: FleetParams | None = None, **overrides: Any) -> Path:
     """Write a simulated fleet bundle under ``out_dir`` and return its path.
 
     Layout: ``snapshots/<host>.snapshots`` (marker logs: CephFS metrics, /proc/net/dev,
     read_ahead_kb), ``probes/<host>_{ceph_read_iter,ceph_readahead,page_cache_ra_unbounded,
     openat}.bt.txt`` (bpftrace text), ``tsdb_export.csv``, ``nodes.csv``,
     ``cache_trap/`` (snapshots and demand probe around an md5sum) and ``params.json``.
-    ``overrides`` replace fields of ``params`` (e.g. ``read_ahead_kb=128``).
+    ``overrides`` replace fields of ``params`` (e.g. ``read_ahead_kb=128``); an unknown
+    field or a value the simulation cannot run with raises :class:`~workbench.errors.UsageError`.
     """
-    p = replace(params or FleetParams(), **overrides)
+    fields = {f.name for f in dataclass_fields(FleetParams)}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise UsageError(f"simulate_fleet: unknown parameter(s) {unknown}; expected fields of FleetParams: "
+                         f"{sorted(fields)}")
+    p = check_params(replace(params or FleetParams(), **overrides))
     out = Path(out_dir)
     for sub in ("snapshots", "probes", "cache_trap"):
         (out / sub).mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import UsageError
+
 __all__ = ["simulate_overnight"]
 
 
@@ -24,10 +26,14 @@ def simulate_overnight(*, hours: float = 14.0, every_s: float = 120.0, start_s: 
     up), high for a sixth, then recovering slowly. A ping series, flat at
     ~35 ms with two isolated spikes, shares the timestamps. Columns:
     timestamp_s, latency_s, ping_s, stall_rate (the model's expected stalls per
-    call: the ground truth), stalls (k).
+    call: the ground truth), stalls (k). Fewer than two calls raise
+    :class:`~workbench.errors.UsageError` naming ``hours`` and ``every_s``.
     """
+    n = int(hours * 3600 / every_s) if hours > 0 and every_s > 0 else 0
+    if n < 2:
+        raise UsageError(f"simulate_overnight: hours={hours!r}, every_s={every_s!r} give {n} calls; expected "
+                         "hours > 0 and every_s > 0 with at least two calls (hours × 3600 ≥ 2 × every_s)")
     rng = np.random.default_rng(seed)
-    n = int(hours * 3600 / every_s)
     t = start_s + every_s * np.arange(n) + rng.uniform(0, 5, n)
     x = np.arange(n) / max(n - 1, 1)
     rate = np.select(
