@@ -234,7 +234,7 @@ class Collector:
         """With ``strict``, raise :class:`ParseError` for the earliest rejected record (by line)."""
         if self.strict and self.rows:
             src, line, text, reason = min(self.rows, key=lambda r: r[1])
-            raise ParseError(src, line, text, reason)
+            raise ParseError(src, line or None, text, reason)  # line 0: a record that is not a line
 
     def sorted_rows(self) -> list[tuple[str, int, str, str]]:
         """The rejects in line order."""
