@@ -15,25 +15,35 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .errors import SchemaError, UsageError
 
+if TYPE_CHECKING:  # pandas is imported where a frame is touched: declaring a schema stays light
+    import pandas as pd
+
 # dtype kinds understood by the validator (numpy ``dtype.kind`` letters plus a
 # few names for pandas extension types).
-_KIND_CHECKS = {
-    "float": lambda s: pd.api.types.is_float_dtype(s),
-    "int": lambda s: pd.api.types.is_integer_dtype(s),
-    "bool": lambda s: pd.api.types.is_bool_dtype(s),
-    "string": lambda s: pd.api.types.is_string_dtype(s) or pd.api.types.is_object_dtype(s),
-    "datetime": lambda s: pd.api.types.is_datetime64_any_dtype(s),
-    "category": lambda s: isinstance(s.dtype, pd.CategoricalDtype),
-    "number": lambda s: pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s),
-}
+_KINDS = ("float", "int", "bool", "string", "datetime", "category", "number")
+
+
+def _kind_check(kind: str) -> Callable[[pd.Series], bool]:
+    """The dtype test of a column kind (pandas imported on first use)."""
+    import pandas as pd
+
+    t = pd.api.types
+    checks: dict[str, Callable[[pd.Series], bool]] = {
+        "float": t.is_float_dtype,
+        "int": t.is_integer_dtype,
+        "bool": t.is_bool_dtype,
+        "string": lambda s: t.is_string_dtype(s) or t.is_object_dtype(s),
+        "datetime": t.is_datetime64_any_dtype,
+        "category": lambda s: isinstance(s.dtype, pd.CategoricalDtype),
+        "number": lambda s: t.is_numeric_dtype(s) and not t.is_bool_dtype(s),
+    }
+    return checks[kind]
 
 
 @dataclass(frozen=True)
@@ -47,8 +57,8 @@ class Column:
     required: bool = True
 
     def __post_init__(self) -> None:
-        if self.kind not in _KIND_CHECKS:
-            raise UsageError(f"unknown column kind {self.kind!r}; one of {sorted(_KIND_CHECKS)}")
+        if self.kind not in _KINDS:
+            raise UsageError(f"unknown column kind {self.kind!r}; one of {sorted(_KINDS)}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,8 @@ class Schema:
 
     def describe(self) -> pd.DataFrame:
         """The schema as a small table (column, kind, unit, required, meaning)."""
+        import pandas as pd
+
         return pd.DataFrame(
             [(c.name, c.kind, c.unit, c.required, c.doc) for c in self.columns],
             columns=["column", "kind", "unit", "required", "meaning"],
@@ -85,7 +97,7 @@ def validate(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
             if col.required:
                 problems.append(f"missing column {col.name!r} ({col.kind}, {col.unit or 'no unit'})")
             continue
-        if not _KIND_CHECKS[col.kind](frame[col.name]):
+        if not _kind_check(col.kind)(frame[col.name]):
             problems.append(f"column {col.name!r} has dtype {frame[col.name].dtype}, expected {col.kind}")
     if not schema.extra_columns_allowed:
         extra = [c for c in frame.columns if c not in schema.names()]
@@ -105,6 +117,8 @@ def requires(frame: object, *columns: str, kind: str | None = None, by: str | No
     what is missing and what the frame has, or :class:`UsageError` when
     ``frame`` is not a DataFrame at all.
     """
+    import pandas as pd
+
     who = by or sys._getframe(1).f_code.co_name
     if not isinstance(frame, pd.DataFrame):
         raise UsageError(f"{who} needs a pandas DataFrame, got {type(frame).__name__}")
@@ -132,6 +146,8 @@ class SideTable:
     __slots__ = ("_frame",)
 
     def __init__(self, frame: pd.DataFrame) -> None:
+        import pandas as pd
+
         if not isinstance(frame, pd.DataFrame):
             raise UsageError(f"{type(self).__name__} wraps a DataFrame, got {type(frame).__name__}")
         self._frame = frame
@@ -220,6 +236,8 @@ class Rejects(SideTable):
             return cls()
         if len(frames) == 1:
             return cls(frames[0])
+        import pandas as pd
+
         return cls(pd.concat(frames, ignore_index=True))
 
     def rows(self) -> list[RejectRow]:
@@ -232,6 +250,8 @@ class Rejects(SideTable):
 
 
 def _rejects_frame(rows: list[RejectRow]) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame(rows, columns=["source", "line", "text", "reason"])
     df["line"] = df["line"].astype("int64")
     for c in ("source", "text", "reason"):
@@ -249,7 +269,7 @@ def rejects_of(frame: pd.DataFrame) -> Rejects:
     r = frame.attrs.get("rejects")
     if isinstance(r, Rejects):
         return r
-    if isinstance(r, pd.DataFrame):
+    if r is not None and type(r).__name__ == "DataFrame":
         return Rejects(r)
     return Rejects()
 
