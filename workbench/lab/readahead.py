@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
-import functools
 import json
 import os
 import platform
@@ -51,11 +50,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputNotFoundError, LabError, ParseError, UsageError
+from ..schema import Column, Schema
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ..schema import Schema
 
 ADVICE = {
     "normal": os.POSIX_FADV_NORMAL,
@@ -67,55 +65,37 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 CAPTURE_FILES = ("reads.csv", "files.csv", "counters.snapshots", "meta.json")
 
 
-@functools.cache
-def _schemas() -> tuple[Schema, Schema]:
-    """The capture's two tables, documented (built on first use: :mod:`workbench.schema` imports pandas,
-    which running the probe does not need)."""
-    from ..schema import Column, Schema
-
-    reads = Schema(
-        name="readahead_probe_reads",
-        doc="One tiny read: where, how big, and the file's resident pages before and after it.",
-        columns=(
-            Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
-            Column("file", "string", doc="file name (no folder)"),
-            Column("file_kind", "string", doc="small or large (size against large_threshold_bytes)"),
-            Column("size_bytes", "int", "bytes", "file size"),
-            Column("offset_bytes", "int", "bytes", "where the read starts"),
-            Column("request_bytes", "int", "bytes", "bytes the read asked for"),
-            Column("order", "int", doc="0 = the read at offset 0, then the random-offset reads"),
-            Column("resident_before_pages", "int", "pages", "pages of the file in the page cache before the read"),
-            Column("resident_after_pages", "int", "pages", "pages of the file in the page cache after the read"),
-            Column("pulled_bytes", "int", "bytes", "residency change across the read × page size"),
-        ),
-    )
-    files = Schema(
-        name="readahead_probe_files",
-        doc="Whole-file residency per advice: after the drop (baseline) and after the reads (final).",
-        columns=(
-            Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
-            Column("file", "string", doc="file name (no folder)"),
-            Column("file_kind", "string", doc="small or large"),
-            Column("size_bytes", "int", "bytes", "file size"),
-            Column("baseline_pages", "int", "pages", "pages resident after dropping the file from the cache"),
-            Column("final_pages", "int", "pages", "pages resident after this advice's reads"),
-        ),
-    )
-    return reads, files
-
-
-def __getattr__(name: str) -> Any:
-    """``PROBE_READS_SCHEMA`` and ``PROBE_FILES_SCHEMA`` (the capture's tables), and the header rows the
-    writer uses, ``READS_COLUMNS`` and ``FILES_COLUMNS`` (their column names), built on first use."""
-    if name in ("PROBE_READS_SCHEMA", "PROBE_FILES_SCHEMA", "READS_COLUMNS", "FILES_COLUMNS"):
-        reads, files = _schemas()
-        return {"PROBE_READS_SCHEMA": reads, "PROBE_FILES_SCHEMA": files,
-                "READS_COLUMNS": reads.names(), "FILES_COLUMNS": files.names()}[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), "FILES_COLUMNS", "PROBE_FILES_SCHEMA", "PROBE_READS_SCHEMA", "READS_COLUMNS"])
+PROBE_READS_SCHEMA = Schema(
+    name="readahead_probe_reads",
+    doc="One tiny read: where, how big, and the file's resident pages before and after it.",
+    columns=(
+        Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
+        Column("file", "string", doc="file name (no folder)"),
+        Column("file_kind", "string", doc="small or large (size against large_threshold_bytes)"),
+        Column("size_bytes", "int", "bytes", "file size"),
+        Column("offset_bytes", "int", "bytes", "where the read starts"),
+        Column("request_bytes", "int", "bytes", "bytes the read asked for"),
+        Column("order", "int", doc="0 = the read at offset 0, then the random-offset reads"),
+        Column("resident_before_pages", "int", "pages", "pages of the file in the page cache before the read"),
+        Column("resident_after_pages", "int", "pages", "pages of the file in the page cache after the read"),
+        Column("pulled_bytes", "int", "bytes", "residency change across the read × page size"),
+    ),
+)
+PROBE_FILES_SCHEMA = Schema(
+    name="readahead_probe_files",
+    doc="Whole-file residency per advice: after the drop (baseline) and after the reads (final).",
+    columns=(
+        Column("advice", "string", doc="posix_fadvise advice in force: normal, random, sequential"),
+        Column("file", "string", doc="file name (no folder)"),
+        Column("file_kind", "string", doc="small or large"),
+        Column("size_bytes", "int", "bytes", "file size"),
+        Column("baseline_pages", "int", "pages", "pages resident after dropping the file from the cache"),
+        Column("final_pages", "int", "pages", "pages resident after this advice's reads"),
+    ),
+)
+#: header rows the writer uses: the schemas' column names
+READS_COLUMNS = PROBE_READS_SCHEMA.names()
+FILES_COLUMNS = PROBE_FILES_SCHEMA.names()
 
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -310,7 +290,7 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
 
     cfg = cfg or ProbeConfig()
     _check(cfg)
-    reads_header, files_header = (schema.names() for schema in _schemas())
+    reads_header, files_header = READS_COLUMNS, FILES_COLUMNS
     if directory is not None:
         where = Path(directory)
         if not where.exists():
@@ -456,7 +436,7 @@ def read_readahead_probe(directory: str | os.PathLike[str], *, strict: bool = Fa
     if not isinstance(meta, dict) or not isinstance(meta.get("phases"), dict):
         raise ParseError(meta_in.name, None, meta_in.text[:80], "expected a JSON object with 'phases' "
                          "(advice -> start_ts, end_ts, reads), 'config' and 'environment'")
-    reads_schema, files_schema = _schemas()
+    reads_schema, files_schema = PROBE_READS_SCHEMA, PROBE_FILES_SCHEMA
     advice, kinds = OneOf(frozenset(ADVICE)), OneOf(frozenset(FILE_KINDS))
     common: dict[str, Rule] = {"advice": advice, "file": NonEmpty(), "file_kind": kinds, "size_bytes": AtLeast(0)}
     reads = read_table(d / "reads.csv", reads_schema, strict=strict, rules={
