@@ -229,8 +229,8 @@ def test_two_scanners_merged_equal_one(case, data, tmp_path_factory) -> None:
     pid_mode, ts_mode = reader.sniff(head)
     if pid_mode == 0 or text[cut:cut + 3] == " > ":
         return  # split only where read_strace would: pid column, not inside a stack
-    merged = reader._scan_two(path, cut, pid_mode, ts_mode, reader.ref.NA, None)
-    whole = reader._scan("t", path, pid_mode, ts_mode, reader.ref.NA, True, None)
+    merged = reader._scan_two(path, cut, pid_mode, ts_mode, reader.NA, None)
+    whole = reader._scan("t", path, pid_mode, ts_mode, reader.NA, True, None)
     if merged is None:
         return  # read_strace then scans the file in one piece
     raw = reader._finish_raw(merged.finish(), True)

@@ -16,7 +16,19 @@ import pyarrow as pa
 from ..errors import ParseError
 from ..schema import attach_rejects, validate
 from ..sources import Text, split_sources
-from . import _reference as ref
+from ._grammar import (
+    COLOUR_REASON,
+    KINDS,
+    NA,
+    PID_COLUMN,
+    PID_FIXED,
+    PID_NONE,
+    TS_EPOCH,
+    TS_NONE,
+    TS_REL,
+    TS_TOD,
+)
+from ._reference import RefParser
 from ._schema import STRACE_SCHEMA
 
 BLOCK_BYTES = 8 << 20
@@ -36,14 +48,14 @@ def native_available() -> bool:
 
 # -- sniffing -----------------------------------------------------------------
 _TS_SNIFF = (
-    (re.compile(r"[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? "), ref.TS_TOD),
-    (re.compile(r"[0-9]{9,}(\.[0-9]+)? "), ref.TS_EPOCH),
-    (re.compile(r" *[0-9]{1,8}\.[0-9]+ "), ref.TS_REL),
+    (re.compile(r"[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? "), TS_TOD),
+    (re.compile(r"[0-9]{9,}(\.[0-9]+)? "), TS_EPOCH),
+    (re.compile(r" *[0-9]{1,8}\.[0-9]+ "), TS_REL),
 )
 _SKIP_SNIFF = (" > ", "strace: ", "[ Process ", "% time", "System call usage", "------", "")
-TIME_BASES = {ref.TS_NONE: "none", ref.TS_TOD: "midnight", ref.TS_EPOCH: "epoch", ref.TS_REL: "relative"}
-_PID_MODES = {"column": ref.PID_COLUMN, "none": ref.PID_NONE}
-_TS_MODES = {"none": ref.TS_NONE, "tod": ref.TS_TOD, "epoch": ref.TS_EPOCH, "relative": ref.TS_REL}
+TIME_BASES = {TS_NONE: "none", TS_TOD: "midnight", TS_EPOCH: "epoch", TS_REL: "relative"}
+_PID_MODES = {"column": PID_COLUMN, "none": PID_NONE}
+_TS_MODES = {"none": TS_NONE, "tod": TS_TOD, "epoch": TS_EPOCH, "relative": TS_REL}
 
 
 def sniff(head: str) -> tuple[int, int]:
@@ -52,10 +64,10 @@ def sniff(head: str) -> tuple[int, int]:
         if any(line.startswith(p) for p in _SKIP_SNIFF[:-1]) or not line.strip():
             continue
         i = 0
-        pid_mode = ref.PID_NONE
+        pid_mode = PID_NONE
         m = re.match(r"[0-9]+(<[^>]*>)? +", line)
         if m is not None:
-            pid_mode, i = ref.PID_COLUMN, m.end()
+            pid_mode, i = PID_COLUMN, m.end()
         else:
             m = re.match(r"\[pid +[0-9]+\] ", line)
             if m is not None:
@@ -63,8 +75,8 @@ def sniff(head: str) -> tuple[int, int]:
         for rx, mode in _TS_SNIFF:
             if rx.match(line, i):
                 return pid_mode, mode
-        return pid_mode, ref.TS_NONE
-    return ref.PID_NONE, ref.TS_NONE
+        return pid_mode, TS_NONE
+    return PID_NONE, TS_NONE
 
 
 # -- sources ------------------------------------------------------------------
@@ -162,13 +174,13 @@ def _cat(codes: np.ndarray, names: list[str]) -> pd.Categorical:
 
 def _int64(values: np.ndarray) -> pd.arrays.IntegerArray:
     """Nullable Int64 over ``values`` (no copy): NA where the scanner wrote INT64_MIN."""
-    return pd.arrays.IntegerArray(values, values == ref.NA)
+    return pd.arrays.IntegerArray(values, values == NA)
 
 
 def _seconds(values: np.ndarray) -> np.ndarray:
     out = values.astype(np.float64)
     out /= 1e9
-    out[values == ref.NA] = np.nan
+    out[values == NA] = np.nan
     return out
 
 
@@ -186,7 +198,7 @@ def build_frame(raw: dict) -> pd.DataFrame:
     take = raw.pop
     data = {}
     data["kind"] = pd.Categorical.from_codes(np.asarray(take("kind"), dtype=np.int8),
-                                             categories=pd.Index(list(ref.KINDS), dtype=object))
+                                             categories=pd.Index(list(KINDS), dtype=object))
     data["pid"] = _int64(np.asarray(take("pid"), dtype=np.int64))
     for src, dst in (("ts", "timestamp_s"), ("end", "end_timestamp_s"), ("dur", "duration_s")):
         data[dst] = _seconds(np.asarray(take(src), dtype=np.int64))
@@ -227,7 +239,7 @@ PARALLEL_MIN_BYTES = 48 << 20
 
 def _threads_wanted(obj, native: bool, pid_mode: int) -> bool:
     """Two scanner threads only when asked (WORKBENCH_THREADS=2), for a big file with pids."""
-    if not (native and isinstance(obj, Path) and pid_mode != ref.PID_NONE):
+    if not (native and isinstance(obj, Path) and pid_mode != PID_NONE):
         return False
     if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
         return False
@@ -292,11 +304,11 @@ def _scan(name: str, obj, pid_mode: int, ts_mode: int, fixed_pid: int, native: b
         p = _scan_two(obj, cut, pid_mode, ts_mode, fixed_pid, bar) if cut else None
         if p is not None:
             if p.colour is not None:
-                raise ParseError(name, p.colour[0], p.colour[1], ref.COLOUR_REASON)
+                raise ParseError(name, p.colour[0], p.colour[1], COLOUR_REASON)
             return _finish_raw(p.finish(), native)
         if bar is not None:
             bar.reset()
-    p = _native.Parser(pid_mode, ts_mode, fixed_pid) if native else ref.RefParser(pid_mode, ts_mode, fixed_pid)
+    p = _native.Parser(pid_mode, ts_mode, fixed_pid) if native else RefParser(pid_mode, ts_mode, fixed_pid)
     # the reference scanner allocates one list per row: cyclic GC passes over them are pure cost
     paused = not native and gc.isenabled()
     if paused:
@@ -307,7 +319,7 @@ def _scan(name: str, obj, pid_mode: int, ts_mode: int, fixed_pid: int, native: b
             if bar is not None:
                 bar.update(len(b))
             if p.colour is not None:
-                raise ParseError(name, p.colour[0], p.colour[1], ref.COLOUR_REASON)
+                raise ParseError(name, p.colour[0], p.colour[1], COLOUR_REASON)
         return _finish_raw(p.finish(), native)
     finally:
         if paused:
@@ -326,10 +338,10 @@ def parse_one(name: str, obj, *, use_native: bool, pid_prefix: str | None = None
         pid_mode = _PID_MODES[pid_prefix]
     if timestamps is not None:
         ts_mode = _TS_MODES[timestamps]
-    fixed = ref.NA
+    fixed = NA
     m = _FF_NAME.search(name)
-    if m is not None and pid_mode == ref.PID_NONE and not re.search(r"^\[pid ", head, re.M):
-        pid_mode, fixed = ref.PID_FIXED, int(m.group(1))
+    if m is not None and pid_mode == PID_NONE and not re.search(r"^\[pid ", head, re.M):
+        pid_mode, fixed = PID_FIXED, int(m.group(1))
     size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
     show = progress if progress is not None else size > _PROGRESS_BYTES
     bar = None
@@ -344,7 +356,7 @@ def parse_one(name: str, obj, *, use_native: bool, pid_prefix: str | None = None
             bar.close()
     frame = build_frame(raw)
     raw["time_base"] = TIME_BASES[ts_mode]
-    raw["pid_mode"] = {ref.PID_NONE: "none", ref.PID_COLUMN: "column", ref.PID_FIXED: "file"}[pid_mode]
+    raw["pid_mode"] = {PID_NONE: "none", PID_COLUMN: "column", PID_FIXED: "file"}[pid_mode]
     return frame, raw
 
 

@@ -8,7 +8,7 @@ It is used automatically when the extension is not built.
 A block goes one of two ways, which give the same rows (tested both ways):
 
 * ``_feed_seq``: every line through the sequential rules below, with whole-line
-  regexes for the three commonest shapes (``_fast_patterns``);
+  regexes for the three commonest shapes (:func:`._grammar.fast_patterns`);
 * ``_feed_vector``: with ``-t/-tt/-ttt`` or no timestamps (any pid prefix),
   those three shapes are tokenized column by column
   (:mod:`._vector`), ``<unfinished ...>``/``<... resumed>`` halves are joined
@@ -35,43 +35,61 @@ from __future__ import annotations
 
 import re
 
-KINDS = ("call", "unfinished", "signal", "stopped", "exit", "killed", "superseded")
-K_CALL, K_UNFINISHED, K_SIGNAL, K_STOPPED, K_EXIT, K_KILLED, K_SUPERSEDED = range(7)
-TS_NONE, TS_TOD, TS_EPOCH, TS_REL = range(4)
-PID_NONE, PID_COLUMN, PID_FIXED = range(3)
-NA = -(2**63)  # missing int64 (timestamps, durations, retval, pid)
-DAY_NS = 86_400_000_000_000
-HALF_DAY_NS = DAY_NS // 2
-_M64 = 1 << 64
+from ._grammar import (
+    COLOUR_REASON,
+    COMPLETE,
+    DAY_NS,
+    DIGITS,
+    ERRNO_CHARS,
+    HALF_DAY_NS,
+    HEX_DIGITS,
+    K_CALL,
+    K_EXIT,
+    K_KILLED,
+    K_SIGNAL,
+    K_STOPPED,
+    K_SUPERSEDED,
+    K_UNFINISHED,
+    NA,
+    NAME_CHARS,
+    OTHER,
+    PID_COLUMN,
+    PID_FIXED,
+    PID_NONE,
+    RESUMED,
+    TS_EPOCH,
+    TS_NONE,
+    TS_PATTERNS,
+    TS_REL,
+    TS_TOD,
+    UNFINISHED,
+    UNFINISHED_MARK,
+    Patterns,
+    fast_patterns,
+    parse_retval,
+    vector_patterns,
+    wrap_int64,
+)
 
-_UNFINISHED = " <unfinished ...>"
-COLOUR_REASON = "ANSI colour escape in the trace: re-run strace with --color=never or -o FILE"
-_DIGITS = frozenset("0123456789")
-_HEX = frozenset("0123456789abcdef")
-_ERRCH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_NAMECH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_DIGITS = frozenset(DIGITS)
+_HEX = frozenset(HEX_DIGITS)
+_ERRCH = frozenset(ERRNO_CHARS)
+_NAMECH = frozenset(NAME_CHARS)
 _PIDNUM = re.compile(r"Process (\d+) (attached|detached)")
 # A fast path for the commonest tails; anything it refuses goes to _tail().
 _SIMPLE_TAIL = re.compile(
     r" += (-?[0-9]+|0x[0-9a-f]+|\?)(?: (E[A-Z0-9_]+) \(([^()\"<>\[\]]*)\))?(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z"
 )
-
-
-def _wrap(v: int) -> int:
-    v %= _M64
-    return v - _M64 if v >= 1 << 63 else v
-
-
 _I64 = 1 << 63
 
 
 def _w(v: int) -> int:
     """v as the C scanner stores it: wrapped to int64 (two's complement)."""
-    return v if -(1 << 63) <= v < (1 << 63) else _wrap(v)
+    return v if -(1 << 63) <= v < (1 << 63) else wrap_int64(v)
 
 
 def _pid(text: str) -> int:
-    return int(text) if len(text) < 19 else _wrap(int(text))
+    return int(text) if len(text) < 19 else wrap_int64(int(text))
 
 
 def _isdec(v: str) -> bool:
@@ -84,18 +102,6 @@ def _frac_ns(int_part: str, frac: str | None) -> int:
     if frac:
         ns += int(frac) * 10 ** (9 - len(frac))
     return _w(ns)
-
-
-def _retval(tok: str) -> int:
-    if tok == "?":
-        return NA
-    if tok.startswith("0x"):
-        return _wrap(int(tok[2:], 16))
-    if tok.startswith("-"):
-        return _wrap(-int(tok[1:]))
-    if len(tok) > 1 and tok[0] == "0" and all(c in "01234567" for c in tok):
-        return _wrap(int(tok, 8))
-    return _wrap(int(tok))
 
 
 def _skip_string(s: str, i: int) -> int:
@@ -185,7 +191,7 @@ def _tail(s: str, i: int):
         tok, err, _, di, df = m.groups()
         end = m.start(4) - 2 if di is not None else len(s)
         dur = _frac_ns(di, df) if di is not None else NA
-        return s[m.start(1):end], _retval(tok), err, dur
+        return s[m.start(1):end], parse_retval(tok), err, dur
     n = len(s)
     if i >= n or s[i] != " ":
         return None
@@ -265,7 +271,7 @@ def _tail(s: str, i: int):
         i = n
     if i != n:
         return None
-    return s[start:end], _retval(tok), errno, dur
+    return s[start:end], parse_retval(tok), errno, dur
 
 
 def _split_call(s: str, lo: int):
@@ -305,14 +311,8 @@ class _Intern:
         return c
 
 
-# prefix patterns per timestamp mode (after the pid prefix)
-_TS_PAT = {
-    TS_NONE: "",
-    TS_TOD: r"([0-9]{1,2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))? ",
-    TS_EPOCH: r"([0-9]+)(?:\.([0-9]{1,9}))? ",
-    TS_REL: r" *([0-9]+)\.([0-9]{1,9}) ",
-}
-_TS_RE = {k: re.compile(v) for k, v in _TS_PAT.items() if v}
+# the other parts of a record line (the timestamp patterns are the grammar's)
+_TS_RE = {k: re.compile(v) for k, v in TS_PATTERNS.items() if v}
 _TS_GROUPS = {TS_NONE: 0, TS_TOD: 2, TS_EPOCH: 2, TS_REL: 2}
 _POW = [10 ** (9 - k) if k <= 9 else 0 for k in range(10)]
 _PLUS_RE = re.compile(r"\(\+ *[0-9]+\.[0-9]+\) ")
@@ -320,32 +320,10 @@ _BRACKET_RE = re.compile(r"(?:\[ *[0-9a-f?]+\] )+")
 _COLPID_RE = re.compile(r"([0-9]+)")
 _BRPID_RE = re.compile(r"\[pid +([0-9]+)(?:<[^>]*>)?\] ")
 _RESUMED_RE = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>")
-_TAIL_PAT = (r"\) += ((-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?(?: (E[A-Z0-9_]+) \([^()\"<>\[\]\n]*\))?)"
-             r"(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z")
-
 # row layout (one list per row; columns are formed in finish())
 KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
 _ROW = {"kind": KIND, "pid": PID, "ts": TS, "end": END, "dur": DUR, "name": NAME, "args": ARGS, "ret_text": RET,
         "retval": RETVAL, "errno": ERRNO, "signal": SIGNAL, "backtrace": STACK, "line": LINE}
-
-
-def _head_pattern(pid_mode: int, ts_mode: int) -> str:
-    """The start of a record line: the pid column (if any) and the timestamp (if any)."""
-    return "^" + (r"([0-9]+) +" if pid_mode == PID_COLUMN else "") + _TS_PAT[ts_mode]
-
-
-def _fast_patterns(pid_mode: int, ts_mode: int):
-    r"""Whole-line regexes for the three commonest shapes (complete, unfinished, resumed).
-
-    They accept a subset of what the general rules accept and give the same
-    fields: a greedy ``(.*)`` before ``\) = `` picks the rightmost ``)`` whose
-    (simple) tail reaches the end of the line, which is the general rule's choice.
-    """
-    head = _head_pattern(pid_mode, ts_mode)
-    complete = re.compile(head + r"([A-Za-z0-9_]+)\((.*)" + _TAIL_PAT)
-    unfinished = re.compile(head + r"([A-Za-z0-9_]+)\((.*) <unfinished \.\.\.>\Z")
-    resumed = re.compile(head + r"<\.\.\. ([A-Za-z0-9_]+) resumed>(?! )(.*)" + _TAIL_PAT)
-    return complete, unfinished, resumed
 
 
 class RefParser:
@@ -379,8 +357,8 @@ class RefParser:
         self.unknown_cols: list = []  # (chunk, row indexes) of rows kept as columns that have no pid yet
         self.splice: str | None = None
         self.splice_line = 0
-        self._fast = _fast_patterns(pid_mode, ts_mode)
-        self._vpats = None  # the column-at-a-time tokenizer's patterns, made on first use
+        self._fast = fast_patterns(pid_mode, ts_mode)
+        self._vpats: Patterns | None = None  # the column-at-a-time tokenizer's patterns, made on first use
         self._hms: dict[str, int] = {}
         self.colour: tuple[int, str] | None = None  # first line with an ANSI colour escape
         self.chunks: list[tuple] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
@@ -438,7 +416,7 @@ class RefParser:
             raw = None
         dur = [NA if di is None else _w(int(di) * 1_000_000_000 + (int(df) * _POW[len(df)] if df else 0))
                for di, df in zip(cols[kt + 5], cols[kt + 6], strict=True)]
-        rv = [int(t) if (t[0] != "0" or len(t) == 1) and t[0] != "?" and len(t) < 19 else _retval(t)
+        rv = [int(t) if (t[0] != "0" or len(t) == 1) and t[0] != "?" and len(t) < 19 else parse_retval(t)
               for t in cols[kt + 3]]
         return cols, raw, dur, rv
 
@@ -508,14 +486,14 @@ class RefParser:
         if (self._force_seq or ts_mode == TS_REL or self.splice is not None or self.in_summary or not block):
             return None
         if self._vpats is None:
-            self._vpats = _vector.patterns(pid_mode, ts_mode)
+            self._vpats = vector_patterns(pid_mode, ts_mode)
         tb = _vector.tokenize(block, pid_mode, ts_mode, self._vpats)
         if tb is None:
             return None
         n, shape, raw = tb.n, tb.shape, tb.raw
         tod = ts_mode == TS_TOD
         if tod:
-            fast = shape != _vector.OTHER
+            fast = shape != OTHER
             if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
                 return None  # a midnight inside the block: the sequential loop rolls the day over
         cpos, upos, rpos = tb.cpos, tb.upos, tb.rpos
@@ -556,7 +534,7 @@ class RefParser:
 
         cand = cpos.tolist()
         day_off = self.day_off
-        if tod and shape[0] != _vector.OTHER and raw_l[0] + day_off < self.last_ts - HALF_DAY_NS:
+        if tod and shape[0] != OTHER and raw_l[0] + day_off < self.last_ts - HALF_DAY_NS:
             day_off += DAY_NS
         offsets = [(0, day_off)]  # (first line, day offset)
         nch = len(self.chunks)
@@ -701,8 +679,8 @@ class RefParser:
 
         shape_l = shape.tolist()
         uidx_l, ridx_l = uidx.tolist(), ridx.tolist()
-        halves = np.flatnonzero((shape == _vector.UNFINISHED) | (shape == _vector.RESUMED)).tolist()
-        bounds = np.flatnonzero(shape == _vector.OTHER).tolist()
+        halves = np.flatnonzero((shape == UNFINISHED) | (shape == RESUMED)).tolist()
+        bounds = np.flatnonzero(shape == OTHER).tolist()
         hi_ = 0
         for p in bounds + [n]:
             lo_, hi_ = hi_, bisect_left(halves, p, hi_)
@@ -727,9 +705,9 @@ class RefParser:
                 if tod:
                     self.last_ts = raw_l[p - 1] + day_off
                 prev = shape[p - 1]
-                if prev == _vector.COMPLETE:
+                if prev == COMPLETE:
                     last = (HC, bisect_left(cand, p) - 1)
-                elif prev == _vector.UNFINISHED:
+                elif prev == UNFINISHED:
                     last = made[int(uidx[p - 1])]
             self.last_row, self.day_off = last, day_off
             known = self.leader_known
@@ -742,7 +720,7 @@ class RefParser:
                 cut = p + 1
                 break
             seg = p + 1
-            if tod and seg < n and shape[seg] != _vector.OTHER and raw_l[seg] + day_off < self.last_ts - HALF_DAY_NS:
+            if tod and seg < n and shape[seg] != OTHER and raw_l[seg] + day_off < self.last_ts - HALF_DAY_NS:
                 day_off += DAY_NS
             if day_off != offsets[-1][1]:
                 offsets.append((seg, day_off))
@@ -753,9 +731,9 @@ class RefParser:
             if tod:
                 self.last_ts = raw_l[n - 1] + day_off
             prev = shape[n - 1]
-            if prev == _vector.COMPLETE:
+            if prev == COMPLETE:
                 last = (HC, len(cand) - 1)
-            elif prev == _vector.UNFINISHED:
+            elif prev == UNFINISHED:
                 last = made[int(uidx[n - 1])]
         self.last_row, self.day_off = last, day_off
         # absolute timestamps of every line (day offset by line range)
@@ -821,7 +799,7 @@ class RefParser:
         plain = self.splice is None and not self.in_summary
         last = self.last_row
         cm = complete.match  # (an <unfinished ...> line never is a complete call)
-        ms = [None if s.endswith(_UNFINISHED) else cm(s) for s in lines]
+        ms = [None if s.endswith(UNFINISHED_MARK) else cm(s) for s in lines]
         cand = [i for i, m in enumerate(ms) if m is not None] if bulk else []
         if cand:
             ccols, craw, cdur, crv = self._bulk_complete(ms, cand, k, kt)
@@ -856,7 +834,7 @@ class RefParser:
                     taken.append(ci)
                     continue
                 shape = 0
-            elif s.endswith(_UNFINISHED):
+            elif s.endswith(UNFINISHED_MARK):
                 m = unfinished.match(s)
                 shape = 1
             elif "resumed>" in s:
@@ -873,7 +851,7 @@ class RefParser:
             g = m.groups()
             if column:
                 pid = g[0]
-                pid = int(pid) if len(pid) < 19 else _wrap(int(pid))
+                pid = int(pid) if len(pid) < 19 else wrap_int64(int(pid))
             elif fixed:
                 pid = self.fixed_pid
             elif len(self.live) == 1 and self.leader_known:
@@ -918,9 +896,9 @@ class RefParser:
             else:
                 dur = int(di) * 1_000_000_000 + int(df) * _POW[len(df)] if df else int(di) * 1_000_000_000
                 if dur >= _I64:
-                    dur = _wrap(dur)
+                    dur = wrap_int64(dur)
             c0 = tok[0]
-            rv = int(tok) if (c0 != "0" or len(tok) == 1) and c0 != "?" and len(tok) < 19 else _retval(tok)
+            rv = int(tok) if (c0 != "0" or len(tok) == 1) and c0 != "?" and len(tok) < 19 else parse_retval(tok)
             ec = -1 if err is None else errnos(err)
             code = name_get(name)
             if code is None:
@@ -964,7 +942,7 @@ class RefParser:
             craw = None if craw is None else [craw[i] for i in keep]
         lines = [n0 + 1 + cand[i] for i in taken]
         if self.pid_mode == PID_COLUMN:
-            pid = [int(p) if len(p) < 19 else _wrap(int(p)) for p in ccols[0]]
+            pid = [int(p) if len(p) < 19 else wrap_int64(int(p)) for p in ccols[0]]
         else:
             pid = [self.fixed_pid] * len(lines)
         if self.ts_mode in (TS_TOD, TS_REL):
@@ -1098,8 +1076,8 @@ class RefParser:
                 return "expected '<... NAME resumed>'"
             name = m.group(1)
             j = m.end()
-            if s.startswith(_UNFINISHED, j):
-                j += len(_UNFINISHED)
+            if s.startswith(UNFINISHED_MARK, j):
+                j += len(UNFINISHED_MARK)
             elif j < n and s[j] == " ":
                 j += 1
             sp = _split_call(s, j)
@@ -1149,7 +1127,7 @@ class RefParser:
                 v = inner[12:]
                 if not _isdec(v):
                     return "bad exit status"
-                self._row(K_EXIT, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+                self._row(K_EXIT, pid, ts, lineno, ret_text=inner, retval=wrap_int64(int(v)))
             elif inner.startswith("killed by "):
                 k = inner.find(" ", 10)
                 sig = inner[10:] if k < 0 else inner[10:k]
@@ -1158,7 +1136,7 @@ class RefParser:
                 v = inner[28:]
                 if not _isdec(v):
                     return "bad pid in superseded line"
-                self._row(K_SUPERSEDED, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+                self._row(K_SUPERSEDED, pid, ts, lineno, ret_text=inner, retval=wrap_int64(int(v)))
             else:
                 return "unknown '+++' line"
             self.pending.pop(pid, None)

@@ -7,8 +7,9 @@ as arrays; every other line is left to the sequential rules of
 
 * it is ASCII (other bytes are decoded by the sequential rules);
 * the whole line matches the same regex as the reference's fast patterns
-  (``_fast_patterns``; RE2 and Python agree on these: no back-references, and
-  the one look-ahead is rewritten as a character class);
+  (:func:`._grammar.vector_patterns` of :func:`._grammar.fast_patterns`; RE2
+  and Python agree on these: no back-references, and the one look-ahead is
+  rewritten as a character class);
 * for a complete call or a resumed half, ``) = `` (``\\) +=``) occurs exactly
   once in the line, so the greedy choice of the closing parenthesis is the
   only one.
@@ -26,31 +27,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import _reference as ref
+from ._grammar import (
+    COMPLETE,
+    DIGITS,
+    ERRNO_CHARS,
+    NA,
+    NAME_CHARS,
+    OTHER,
+    PID_COLUMN,
+    RESUMED,
+    TS_EPOCH,
+    TS_TOD,
+    UNFINISHED,
+    UNFINISHED_MARK,
+    Patterns,
+    parse_retval,
+)
 
-COMPLETE, UNFINISHED, RESUMED, OTHER = 0, 1, 2, 3
-_UNF = b" <unfinished ...>"
+_UNF = UNFINISHED_MARK.encode()
 _POW = np.array([10 ** (9 - k) for k in range(10)], dtype=np.int64)
-
-
-@dataclass
-class Patterns:
-    any: str  # a line of one of the three shapes
-    resumed_head: str  # the start of a resumed half
-
-
-def patterns(pid_mode: int, ts_mode: int) -> Patterns:
-    """The reference's own three fast patterns, in RE2 syntax, as one alternation; and a resumed half's start.
-
-    The shapes exclude each other: after the head a resumed half has '<', the
-    others a name; a call's return tail cannot end in ' <unfinished ...>'.
-    """
-    shapes = [p.pattern.replace(r"\Z", "$") for p in ref._fast_patterns(pid_mode, ts_mode)]
-    lookahead = "(?! )(.*)"  # RE2 has no look-ahead: the same language as a character class
-    assert shapes[2].count(lookahead) == 1, shapes[2]
-    shapes[2] = shapes[2].replace(lookahead, "((?:[^ ].*)?)")
-    return Patterns(any="|".join(f"(?:{p})" for p in shapes),
-                    resumed_head=ref._head_pattern(pid_mode, ts_mode) + "<")
 
 
 @dataclass
@@ -91,13 +86,13 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     win = sliding_window_view(np.concatenate([buf, np.zeros(_PAD, dtype=np.uint8)]), _PAD)
     pos = b.copy()
     pid = None
-    if pid_mode == ref.PID_COLUMN:
+    if pid_mode == PID_COLUMN:
         pid, pos = _pid(buf, win, b, e)
         if pid is None:
             return None
     raw = None
-    if ts_mode in (ref.TS_TOD, ref.TS_EPOCH):
-        t, pos = _tod(buf, win, pos, e) if ts_mode == ref.TS_TOD else _epoch(buf, pos, e)
+    if ts_mode in (TS_TOD, TS_EPOCH):
+        t, pos = _tod(buf, win, pos, e) if ts_mode == TS_TOD else _epoch(buf, pos, e)
         if t is None:
             return None
         raw = np.zeros(n, dtype=np.int64)
@@ -131,7 +126,7 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
 
     line_pid = None
     if pid is not None:
-        line_pid = np.full(n, ref.NA, dtype=np.int64)
+        line_pid = np.full(n, NA, dtype=np.int64)
         line_pid[fast] = pid
     cpos, upos, rpos = (np.flatnonzero(shape == k) for k in (COMPLETE, UNFINISHED, RESUMED))
     return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
@@ -200,7 +195,7 @@ def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, re
         lt_at[ends_gt] = _scan_back(buf, e[ends_gt] - 1, ret_s[ends_gt], _DURCH)
     has_dur = fixed | (ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32))
     ret_e = np.where(isu, ret_s, np.where(has_dur, lt_at - 1, e))
-    dur = np.full(len(e), ref.NA, dtype=np.int64)
+    dur = np.full(len(e), NA, dtype=np.int64)
     dur[fixed] = (w[fixed][:, _DUR_AT].astype(np.int64) - 48) @ _DUR_NS
     general = np.flatnonzero(has_dur & ~fixed)
     if len(general):
@@ -228,12 +223,12 @@ def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, re
     neg = buf[ret_s] == 45
     tl = tok_e - ret_s
     simple = ~isu & (tl < 19) & (buf[ret_s] != 63) & ((buf[ret_s] != 48) | (tl == 1))
-    rv = np.full(len(e), ref.NA, dtype=np.int64)
+    rv = np.full(len(e), NA, dtype=np.int64)
     mag = _uint(buf, np.where(simple, ret_s + neg, e), np.where(simple, tok_e, e))
     rv[simple] = np.where(neg, -mag, mag)[simple]
     odd = np.flatnonzero(~isu & ~simple)
     if len(odd):
-        rv[odd] = [ref._retval(block[x:y].decode("ascii"))
+        rv[odd] = [parse_retval(block[x:y].decode("ascii"))
                    for x, y in zip(ret_s[odd].tolist(), tok_e[odd].tolist(), strict=True)]
     return ret_e, rv, err_s, err_e, has_err, dur
 
@@ -255,12 +250,12 @@ def _table(chars: bytes) -> np.ndarray:
     return t
 
 
-_DIGIT = _table(b"0123456789")
+_DIGIT = _table(DIGITS.encode())
 _SPACE = _table(b" ")
 _TOKEN = _table(b"0123456789abcdefx?-")
-_ERRCH = _table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ERRCH = _table(ERRNO_CHARS.encode())
 _DURCH = _table(b"0123456789.")
-_NAMECH = _table(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_NAMECH = _table(NAME_CHARS.encode())
 
 
 def _scan(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: np.ndarray) -> np.ndarray:
