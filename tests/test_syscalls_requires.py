@@ -50,7 +50,7 @@ def test_the_analysis_is_named_and_a_non_frame_refused(trace: pd.DataFrame) -> N
     with pytest.raises(SchemaError, match=r"^syscall_summary needs column\(s\) \['duration_s'\]"):
         syscall_summary(trace.drop(columns=["duration_s"]))
     with pytest.raises(UsageError, match="wait_summary needs a pandas DataFrame, got list"):
-        wait_summary([1, 2])  # type: ignore[arg-type]
+        wait_summary([1, 2])
 
 
 def test_compare_with_strace_takes_the_side_table_or_a_frame(trace: pd.DataFrame) -> None:

@@ -34,6 +34,8 @@ the message goes to the side table and the line is joined with the next one.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from ._grammar import (
     COLOUR_REASON,
@@ -70,6 +72,10 @@ from ._grammar import (
     vector_patterns,
     wrap_int64,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
 
 _DIGITS = frozenset(DIGITS)
 _HEX = frozenset(HEX_DIGITS)
@@ -181,7 +187,11 @@ def _skip_paren(s: str, i: int) -> int:
     return -1
 
 
-def _tail(s: str, i: int):
+#: a parsed return tail: (return text, value, errno name or None, duration ns or NA)
+Tail = tuple[str, int, str | None, int]
+
+
+def _tail(s: str, i: int) -> Tail | None:
     """Parse the strict return tail starting right after the call's ')'.
 
     Returns (ret_text, retval, errno, dur_ns) or None when s[i:] is not a tail.
@@ -274,7 +284,7 @@ def _tail(s: str, i: int):
     return s[start:end], parse_retval(tok), errno, dur
 
 
-def _split_call(s: str, lo: int):
+def _split_call(s: str, lo: int) -> tuple[str, str | None, Tail | None] | None:
     """Split 'ARGS<end>' where ARGS starts at lo.
 
     Returns (args, marker, tail) where exactly one of marker (text of a
@@ -322,6 +332,9 @@ _BRPID_RE = re.compile(r"\[pid +([0-9]+)(?:<[^>]*>)?\] ")
 _RESUMED_RE = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>")
 # row layout (one list per row; columns are formed in finish())
 KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
+Row = list[Any]
+#: the last record, which a following stack frame belongs to: a row, or (chunk, index) of a row kept as columns
+RowRef = Row | tuple[int, int]
 _ROW = {"kind": KIND, "pid": PID, "ts": TS, "end": END, "dur": DUR, "name": NAME, "args": ARGS, "ret_text": RET,
         "retval": RETVAL, "errno": ERRNO, "signal": SIGNAL, "backtrace": STACK, "line": LINE}
 
@@ -344,29 +357,30 @@ class RefParser:
         self.summary: list[tuple[int, str]] = []
         # state
         self.in_summary = False
-        self.pending: dict[int, list] = {}  # pid -> row of its <unfinished ...> half
-        self.last_row: list | None = None
+        self.pending: dict[int, Row] = {}  # pid -> row of its <unfinished ...> half
+        self.last_row: RowRef | None = None
         self.day_off = 0
         self.last_ts = NA
         self.rel_sum = 0
         self.live: set[int] = set()
         self.announced: set[int] = set()
-        self.unknown_rows: list[list] = []
+        self.unknown_rows: list[Row] = []
         self.leader_known = False
         self.leader_pid = NA
-        self.unknown_cols: list = []  # (chunk, row indexes) of rows kept as columns that have no pid yet
+        self.unknown_cols: list[tuple[int, np.ndarray]] = []  # (chunk, row indexes) of rows kept as columns
+        # that have no pid yet
         self.splice: str | None = None
         self.splice_line = 0
         self._fast = fast_patterns(pid_mode, ts_mode)
         self._vpats: Patterns | None = None  # the column-at-a-time tokenizer's patterns, made on first use
         self._hms: dict[str, int] = {}
         self.colour: tuple[int, str] | None = None  # first line with an ANSI colour escape
-        self.chunks: list[tuple] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
+        self.chunks: list[tuple[Any, ...]] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
         self.cstack: dict[tuple[int, int], str] = {}  # stack frames of rows kept as columns, by (chunk, index)
 
     # -- rows ---------------------------------------------------------------
-    def _row(self, kind, pid, ts, lineno, name=-1, args="", ret_text=None, retval=NA,
-             errno=-1, dur=NA, signal=-1) -> list:
+    def _row(self, kind: int, pid: int, ts: int, lineno: int, name: int = -1, args: str = "",
+             ret_text: str | None = None, retval: int = NA, errno: int = -1, dur: int = NA, signal: int = -1) -> Row:
         row = [kind, pid, ts, ts, dur, name, args, ret_text, retval, errno, signal, None, lineno]
         self.rows.append(row)
         if pid == NA and self.pid_mode == PID_NONE:
@@ -396,7 +410,8 @@ class RefParser:
         return self.rel_sum
 
     # -- lines --------------------------------------------------------------
-    def _bulk_complete(self, ms: list, cand: list[int], k: int, kt: int) -> tuple:
+    def _bulk_complete(self, ms: list[Any], cand: list[int], k: int,
+                       kt: int) -> tuple[list[tuple[Any, ...]], list[int] | None, list[int], list[int]]:
         """Fields of the candidate complete lines, column by column (C-level loops where possible)."""
         cols = list(zip(*[ms[i].groups() for i in cand], strict=True))
         mode = self.ts_mode
@@ -434,21 +449,23 @@ class RefParser:
         give the same rows.
         """
         n0 = self.lineno
-        if not isinstance(block, str):
-            block = bytes(block)
-            if block.find(b"\x1b") < 0 or b"\x1b[" not in block:  # (one byte is found much faster)
-                lines = self._feed_vector(block, n0)
-                if lines is not None:
-                    self.lineno = n0 + lines
+        if isinstance(block, str):
+            text = block
+        else:
+            data = bytes(block)
+            if data.find(b"\x1b") < 0 or b"\x1b[" not in data:  # (one byte is found much faster)
+                taken = self._feed_vector(data, n0)
+                if taken is not None:
+                    self.lineno = n0 + taken
                     return
-            block = block.decode("latin-1")
-        lines = block.split("\n")
+            text = data.decode("latin-1")
+        lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         self._feed_seq(lines, n0)
         self.lineno = n0 + len(lines)
 
-    def _intern(self, arr, table: _Intern):
+    def _intern(self, arr: pa.Array, table: _Intern) -> np.ndarray:
         """Codes of an Arrow string array in an intern table (-1 for nulls), as int64."""
         import numpy as np
         import pyarrow.compute as pc
@@ -493,6 +510,7 @@ class RefParser:
         n, shape, raw = tb.n, tb.shape, tb.raw
         tod = ts_mode == TS_TOD
         if tod:
+            assert raw is not None  # -t/-tt stamps are read by the tokenizer
             fast = shape != OTHER
             if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
                 return None  # a midnight inside the block: the sequential loop rolls the day over
@@ -528,7 +546,7 @@ class RefParser:
         uidx[upos] = np.arange(len(upos))
         ridx = np.full(n, -1, dtype=np.int64)
         ridx[rpos] = np.arange(len(rpos))
-        raw_l = raw.tolist() if raw is not None else None
+        raw_l: list[int] = raw.tolist() if raw is not None else []  # empty without timestamps
         rdur, rrv = R["dur"], R["retval"]
         from bisect import bisect_left
 
@@ -539,23 +557,25 @@ class RefParser:
         offsets = [(0, day_off)]  # (first line, day offset)
         nch = len(self.chunks)
         HC, HP, HL = nch, nch + 1, nch + 2  # this block's chunks: complete, joined halves, lone resumed
-        pending = self.pending
         rows_append = self.rows.append
         pair_u: list[int] = []
         pair_r: list[int] = []
         lone: list[int] = []
-        made: dict[int, list] = {}  # unfinished halves given a row of their own
+        made: dict[int, Row] = {}  # unfinished halves given a row of their own
         last = self.last_row
+        # while a block is taken, a half waiting here is its index in the block (made a row before any
+        # other line is read)
+        pending = cast("dict[int, Row | int]", self.pending)
         seg = 0  # first line of the current run of fast lines
         cut = n
         starts, ends = tb.starts, tb.ends
 
         def abs_ts(p: int) -> int:
-            if raw_l is None:
+            if raw is None:
                 return NA
             return raw_l[p] + day_off if tod else raw_l[p]
 
-        def unfinished_row(j: int) -> list:
+        def unfinished_row(j: int) -> Row:
             p = int(upos[j])
             ts = abs_ts(p)
             row = [K_UNFINISHED, upid[j], ts, ts, NA, name_of(ucl[j]), U["args"][j].as_py(), "<unfinished ...>", NA,
@@ -566,7 +586,7 @@ class RefParser:
             made[j] = row
             return row
 
-        def merge(q: list, j: int, p: int) -> None:  # a resumed half completes a row carried as a list
+        def merge(q: Row, j: int, p: int) -> None:  # a resumed half completes a row carried as a list
             q[KIND] = K_CALL
             q[ARGS] += R["args"][j].as_py()
             q[END] = abs_ts(p)
@@ -576,14 +596,14 @@ class RefParser:
             e = R["errno"][j].as_py()
             q[ERRNO] = -1 if e is None else self.errnos(e)
 
-        def join_loop(evs: list[int], last):
+        def join_loop(evs: list[int], last: RowRef | None) -> RowRef | None:
             """The halves of one run, one by one (the pending map as in _feed_seq)."""
             for p in evs:
                 if shape_l[p] == 1:  # unfinished half
                     j = uidx_l[p]
                     pid = upid[j]
                     old = pending.get(pid)
-                    if old is not None and old.__class__ is int:
+                    if isinstance(old, int):
                         unfinished_row(old)  # superseded: it stays unfinished
                     pending[pid] = j
                     continue
@@ -593,7 +613,7 @@ class RefParser:
                 if q is None:
                     lone.append(j)
                     last = (HL, len(lone) - 1)
-                elif q.__class__ is int:
+                elif isinstance(q, int):
                     if ucl[q] == rcl[j]:
                         pair_u.append(q)
                         pair_r.append(j)
@@ -611,7 +631,7 @@ class RefParser:
                     last = (HL, len(lone) - 1)
             return last
 
-        def join_vec(lo: int, hi: int, last):
+        def join_vec(lo: int, hi: int, last: RowRef | None) -> RowRef | None:
             """The halves of one run [lo, hi) at once: the same pairs as join_loop, found per pid with numpy."""
             ua, ub = np.searchsorted(upos, (lo, hi))
             ra, rb = np.searchsorted(rpos, (lo, hi))
@@ -640,10 +660,10 @@ class RefParser:
             is_lone[r_at] = False
             joined = np.zeros(m, dtype=bool)
             joined[u_at] = True
-            merged: dict[int, list] = {}
+            merged: dict[int, Row] = {}
             for k in np.flatnonzero(~isu & ~has_u).tolist():  # before any unfinished half of their pid
-                q = pending.get(int(pid[k]))
-                if q is not None and q[NAME] == name_of(int(code[k])):
+                q = pending.get(int(pid[k]))  # (a row: halves of this block wait only inside their run)
+                if isinstance(q, list) and q[NAME] == name_of(int(code[k])):
                     merge(q, int(idx[k]), int(line[k]))
                     del pending[int(pid[k])]
                     is_lone[k] = False
@@ -671,9 +691,9 @@ class RefParser:
                 j = ridx_l[hi - 1]
                 if j in merged:
                     return merged[j]
-                k = np.flatnonzero(pr == j)
-                if len(k):
-                    return (HP, base_p + int(k[0]))
+                at = np.flatnonzero(pr == j)
+                if len(at):
+                    return (HP, base_p + int(at[0]))
                 return (HL, base_l + int(np.flatnonzero(ls == j)[0]))
             return last
 
@@ -699,7 +719,7 @@ class RefParser:
                 break
             # a line for the sequential rules: they see the state _feed_seq would leave
             for pid, q in list(pending.items()):
-                if q.__class__ is int:
+                if isinstance(q, int):
                     pending[pid] = unfinished_row(q)
             if p > seg:  # the run before it is all fast: its last line sets the clock and the last row
                 if tod:
@@ -725,7 +745,7 @@ class RefParser:
             if day_off != offsets[-1][1]:
                 offsets.append((seg, day_off))
         for pid, q in list(pending.items()):  # halves still waiting carry over as rows
-            if q.__class__ is int:
+            if isinstance(q, int):
                 pending[pid] = unfinished_row(q)
         if cut == n and n > seg:  # the block ends with a run of fast lines
             if tod:
@@ -803,6 +823,7 @@ class RefParser:
         cand = [i for i, m in enumerate(ms) if m is not None] if bulk else []
         if cand:
             ccols, craw, cdur, crv = self._bulk_complete(ms, cand, k, kt)
+            stamps = craw if craw is not None else []  # (read only with timestamps)
         taken: list[int] = []  # candidate positions taken as complete rows
         cts: list[int] = []  # their absolute timestamps
         ci = -1
@@ -821,14 +842,14 @@ class RefParser:
             elif m is not None:
                 if bulk:
                     if tod:
-                        t = craw[ci] + day_off
+                        t = stamps[ci] + day_off
                         if t < last_ts - HALF_DAY_NS:
                             day_off += DAY_NS
                             t += DAY_NS
                         last_ts = t
                         cts.append(t)
                     elif rel:
-                        self.rel_sum = _w(self.rel_sum + craw[ci])
+                        self.rel_sum = _w(self.rel_sum + stamps[ci])
                         cts.append(self.rel_sum)
                     last = (nch, len(taken))
                     taken.append(ci)
@@ -860,20 +881,19 @@ class RefParser:
                 pid = NA
             if tod:
                 hms = g[k]
-                t = hms_get(hms)
-                if t is None:
+                known = hms_get(hms)
+                if known is None:
                     self.day_off, self.last_ts = day_off, last_ts
-                    t = tsf((hms, g[k + 1]))
+                    ts = tsf((hms, g[k + 1]))
                     day_off, last_ts = self.day_off, self.last_ts
                 else:
                     fr = g[k + 1]
                     if fr:
-                        t += int(fr) * _POW[len(fr)]
-                    if t + day_off < last_ts - HALF_DAY_NS:
+                        known += int(fr) * _POW[len(fr)]
+                    if known + day_off < last_ts - HALF_DAY_NS:
                         day_off += DAY_NS
-                    t += day_off
-                    last_ts = t
-                ts = t
+                    ts = known + day_off
+                    last_ts = ts
             elif nt:
                 ts = tsf(g[k:kt])
             else:
@@ -932,7 +952,9 @@ class RefParser:
         if taken:
             self._store_complete(ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt)
 
-    def _store_complete(self, ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt) -> None:
+    def _store_complete(self, ccols: Sequence[Sequence[Any]], craw: list[int] | None, cdur: list[int],
+                        crv: list[int], cand: list[int], taken: list[int], cts: list[int], n0: int, k: int,
+                        kt: int) -> None:
         """Keep the taken complete rows as columns (one chunk per block)."""
         if len(taken) != len(cand):
             keep = taken
@@ -945,6 +967,7 @@ class RefParser:
             pid = [int(p) if len(p) < 19 else wrap_int64(int(p)) for p in ccols[0]]
         else:
             pid = [self.fixed_pid] * len(lines)
+        ts: list[int] | None
         if self.ts_mode in (TS_TOD, TS_REL):
             ts = cts
         elif self.ts_mode == TS_EPOCH:
@@ -1100,6 +1123,7 @@ class RefParser:
                 if marker == "<unfinished ...>":
                     self.pending[pid] = row
                 return None
+            assert tail is not None  # a call ends in a marker or a tail
             rt, rv, er, du = tail
             row[KIND] = K_CALL
             row[RET] = rt
@@ -1157,6 +1181,7 @@ class RefParser:
             if marker == "<unfinished ...>":
                 self.pending[pid] = row
             return None
+        assert tail is not None  # a call ends in a marker or a tail
         rt, rv, er, du = tail
         self._row(K_CALL, pid, ts, lineno, name=code, args=args, ret_text=rt, retval=rv,
                   errno=self.errnos(er), dur=du)

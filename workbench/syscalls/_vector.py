@@ -87,14 +87,16 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     pos = b.copy()
     pid = None
     if pid_mode == PID_COLUMN:
-        pid, pos = _pid(buf, win, b, e)
-        if pid is None:
+        got = _pid(buf, win, b, e)
+        if got is None:
             return None
+        pid, pos = got
     raw = None
     if ts_mode in (TS_TOD, TS_EPOCH):
-        t, pos = _tod(buf, win, pos, e) if ts_mode == TS_TOD else _epoch(buf, pos, e)
-        if t is None:
+        got = _tod(buf, win, pos, e) if ts_mode == TS_TOD else _epoch(buf, pos, e)
+        if got is None:
             return None
+        t, pos = got
         raw = np.zeros(n, dtype=np.int64)
         raw[fast] = t
         pos = pos + 1  # the space before the body
@@ -150,7 +152,8 @@ def _lines(block: bytes, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Ar
     return starts, ends, both.take(pa.array(np.arange(0, 2 * n, 2)))
 
 
-def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array, pats: Patterns):
+def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array,
+              pats: Patterns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Shape of every line, and for complete calls and resumed halves where their ``) += `` is."""
     n = len(ends)
     ok = np.ones(n, dtype=bool)
@@ -178,7 +181,8 @@ def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array, pats: Patterns
     return shape, split, eqpos
 
 
-def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, ret_s: np.ndarray, e: np.ndarray):
+def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, ret_s: np.ndarray,
+             e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The return tail from ``ret_s``: where its text ends, the value, the errno name's span, the duration.
 
     Returns (ret_end, retval, errno_start, errno_end, has_errno, duration_ns), or None for a duration
@@ -233,14 +237,14 @@ def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, re
     return ret_e, rv, err_s, err_e, has_err, dur
 
 
-def _epoch(buf: np.ndarray, pos: np.ndarray, e: np.ndarray):
-    """'S[.F]' at ``pos``: ns and where it ends; (None, None) beyond int64 nanoseconds."""
+def _epoch(buf: np.ndarray, pos: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """'S[.F]' at ``pos``: ns and where it ends; None beyond int64 nanoseconds."""
     dot = _scan(buf, pos, e, _DIGIT)
     if (dot - pos).max() >= 11:
-        return None, None
+        return None
     whole = _uint(buf, pos, dot)
     if (whole > 9_223_372_035).any():
-        return None, None
+        return None
     return _fraction(buf, dot, e, whole * 1_000_000_000)
 
 
@@ -286,11 +290,11 @@ def _next(buf: np.ndarray, ch: int, lo: np.ndarray) -> np.ndarray:
     return at[np.minimum(np.searchsorted(at, lo), len(at) - 1)]
 
 
-def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray):
-    """The pid column: values and where the timestamp starts; (None, None) for a pid too long for int64."""
+def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The pid column: values and where the timestamp starts; None for a pid too long for int64."""
     g = int(_scan(buf, b[:1], e[:1], _DIGIT)[0] - b[0])  # the first line's width, tried on all
     if g >= 19:
-        return None, None
+        return None
     w = win[b, :g + 2]
     fit = (w[:, g] == 32) & (w[:, g + 1] != 32) & ((w[:, :g] - 48) < 10).all(axis=1)
     pid = (w[:, :g].astype(np.int64) - 48) @ _TEN[g - 1::-1][:g] if g else np.zeros(len(b), dtype=np.int64)
@@ -299,7 +303,7 @@ def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray):
     if len(other):
         sp = _scan(buf, b[other], e[other], _DIGIT)
         if (sp - b[other]).max() >= 19:
-            return None, None
+            return None
         pid[other] = _uint(buf, b[other], sp)
         pos[other] = _scan(buf, sp, e[other], _SPACE)
     return pid, pos
