@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.errors import ParseError, SchemaError, UsageError
+from workbench.errors import ParseError, UsageError
 from workbench.schema import Rejects, SideTable
 from workbench.syscalls import (
     STRACE_SCHEMA,
@@ -202,7 +202,7 @@ def test_summary_table_skips_rows_that_are_not_table_rows(read) -> None:
         {"syscall": "getpid", "calls": 1, "errors": 0, "seconds": 1e-05}]
 
 
-def test_summary_check_reports_mismatch(read) -> None:
+def test_summary_check_reports_mismatch(read, tmp_path) -> None:
     table = ("% time     seconds  usecs/call     calls    errors syscall\n"
              "------ ----------- ----------- --------- --------- ----------------\n"
              "100.00    0.000010          10         2         1 openat\n"
@@ -220,6 +220,13 @@ def test_summary_check_reports_mismatch(read) -> None:
     with pytest.raises(ParseError, match="summary"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         read(bad + table, strict=True)
+    p = tmp_path / "bad.strace"
+    p.write_text(bad + table)
+    with pytest.raises(ParseError, match=r"bad\.strace: parsed per-syscall counts differ") as e, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read(p, strict=True)
+    assert e.value.source == str(p)
 
 
 def test_sources_text_stream_path_list(read, tmp_path) -> None:
@@ -329,7 +336,9 @@ def test_forced_modes_are_checked() -> None:
 
 def test_dask_needs_files(tmp_path) -> None:
     with pytest.raises(UsageError, match=r'engine="dask"\) reads files: <text> is not a file'):
-        reader._dask_strace([("<text>", "1 getpid() = 1\n")], {}, None)
+        read_strace("1 getpid() = 1\n", engine="dask")
+    with pytest.raises(UsageError, match=r'engine="dask"\) reads files: <stream> is not a file'):
+        read_strace(io.StringIO("1 getpid() = 1\n"), engine="dask")
 
 
 def test_summaries_and_histogram(read) -> None:

@@ -527,6 +527,8 @@ def read_strace(
         _mode(pid_prefix, _PID_MODES, "pid_prefix")
     if timestamps is not None:
         _mode(timestamps, _TS_MODES, "timestamps")
+    if engine == "dask":  # (text and streams named as such before the engine's own check)
+        _files_only(_sources(source))
     if check_engine(engine, source):
         opts = dict(strict=strict, native=native, progress=False, cache=cache, pid_prefix=pid_prefix,
                     timestamps=timestamps, check_summary=check_summary)
@@ -549,7 +551,8 @@ def read_strace(
                 cached = rejects_of(hit).rows()
                 if strict and cached:
                     raise ParseError(*_first_reject(cached))
-                return _finish(validate(_object_categories(hit), STRACE_SCHEMA), strict, check_summary)
+                return _finish(validate(_object_categories(hit), STRACE_SCHEMA), strict, check_summary,
+                               _where(sources))
     frames: list[pd.DataFrame] = []
     rejects: list[RejectRow] = []
     messages: list[tuple[str, int, str]] = []
@@ -578,7 +581,11 @@ def read_strace(
     frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
     if store is not None and key is not None:
         store.store(key, frame)
-    return _finish(frame, strict, check_summary)
+    return _finish(frame, strict, check_summary, _where(sources))
+
+
+def _where(sources: list[tuple[str, Readable]]) -> str:
+    return ", ".join(name for name, _ in sources)
 
 
 def _object_categories(frame: pd.DataFrame) -> pd.DataFrame:
@@ -604,15 +611,23 @@ def _read_trace(paths: list[Path], opts: dict[str, Any]) -> pd.DataFrame:
     return read_strace(paths, **opts)
 
 
+def _files_only(sources: list[tuple[str, Readable]]) -> list[Path]:
+    """The paths of ``sources``; UsageError naming the first one that is text or a stream."""
+    paths = []
+    for name, obj in sources:
+        if not isinstance(obj, Path):
+            raise UsageError(f'read_strace(engine="dask") reads files: {name} is not a file; give a path, '
+                             'a glob or a list of paths, or use engine="pandas" for text and streams')
+        paths.append(obj)
+    return paths
+
+
 def _dask_strace(sources: list[tuple[str, Readable]], opts: dict[str, Any], client: Client | str | None) -> Any:
     """One partition per trace: a single file, or an -ff set (merged by time within it)."""
     from ..engine import dask_frame
 
     traces: dict[tuple[str, str], list[Path]] = {}
-    for i, (name, obj) in enumerate(sources):
-        if not isinstance(obj, Path):
-            raise UsageError(f'read_strace(engine="dask") reads files: {name} is not a file; give a path, '
-                             'a glob or a list of paths, or use engine="pandas" for text and streams')
+    for i, obj in enumerate(_files_only(sources)):
         ff = _FF_NAME.search(obj.name) is not None
         key = (str(obj.parent), _FF_NAME.sub("", obj.name)) if ff else ("", str(i))
         traces.setdefault(key, []).append(obj)
@@ -623,7 +638,8 @@ def _dask_strace(sources: list[tuple[str, Readable]], opts: dict[str, Any], clie
                       known_categories=("kind",))
 
 
-def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool) -> pd.DataFrame:
+def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool, where: str) -> pd.DataFrame:
+    """Check the counts against the trace's own -C table (``where``: the inputs, for the error)."""
     from .summary import compare_with_strace
 
     table = frame.attrs.get("strace_summary")
@@ -634,7 +650,7 @@ def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool) -> pd.DataFr
             msg = ("parsed per-syscall counts differ from the trace's own -C summary: "
                    + bad.to_string(index=False))
             if strict:
-                raise ParseError("<summary>", None, "", msg)
+                raise ParseError(where, None, "", msg)
             warnings.warn(msg, stacklevel=3)
     else:
         frame.attrs["summary_mismatches"] = None
