@@ -250,6 +250,7 @@ def _from_native(raw: _native.RawColumns) -> dict[str, Any]:
 
 
 def _from_reference(raw: dict[str, Any]) -> dict[str, Any]:
+    """The reference scanner's raw columns with every text column as an Arrow array."""
     for k in ("args", "ret_text", "backtrace"):
         if not isinstance(raw[k], pa.Array):
             raw[k] = pa.array(raw[k], type=pa.large_string())
@@ -443,6 +444,7 @@ def _first_reject(rows: list[RejectRow]) -> RejectRow:
 
 
 def _use_native(native: bool | None) -> bool:
+    """Whether to read with the C scanner, for ``read_strace(native=...)``."""
     if native is None:
         return native_available()
     if native and _native is None:
