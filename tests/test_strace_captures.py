@@ -31,9 +31,10 @@ def test_there_are_enough_captures() -> None:
 @pytest.mark.parametrize("path", WITH_SUMMARY, ids=[p.stem for p in WITH_SUMMARY])
 def test_counts_equal_strace_summary_exactly(path: Path, scanner: str) -> None:
     f = _read(path, scanner, strict=True)
-    table = f.attrs["strace_summary"]
-    assert table is not None and len(table) > 0, "every capture here was made with -C"
-    assert f.attrs["summary_mismatches"].empty
+    assert f.attrs["strace_summary"] is not None, "every capture here was made with -C"
+    table = f.attrs["strace_summary"].frame()
+    assert len(table) > 0, "every capture here was made with -C"
+    assert len(f.attrs["summary_mismatches"]) == 0
     mine = strace_counts(f).set_index("syscall")
     theirs = table.set_index("syscall")
     assert mine["calls"].to_dict() == theirs["calls"].to_dict()
@@ -41,7 +42,7 @@ def test_counts_equal_strace_summary_exactly(path: Path, scanner: str) -> None:
     # and the summary module's own table agrees
     s = syscall_summary(f).set_index("syscall")
     assert s["calls"].sum() == theirs["calls"].sum() and s["errors"].sum() == theirs["errors"].sum()
-    assert f.attrs["rejects"].empty, f.attrs["rejects"].head()
+    assert len(f.attrs["rejects"]) == 0, f.attrs["rejects"].frame().head()
 
 
 @pytest.mark.parametrize("scanner", SCANNERS)
@@ -68,8 +69,11 @@ def test_native_and_reference_frames_are_identical(path: Path) -> None:
         pytest.skip("native scanner not built or disabled")
     a, b = _read(path, "native"), _read(path, "reference")
     pd.testing.assert_frame_equal(a, b)
-    for k in ("rejects", "messages"):
-        pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
+    for k in ("rejects", "messages", "strace_summary", "summary_mismatches"):
+        if a.attrs[k] is None:
+            assert b.attrs[k] is None
+        else:
+            pd.testing.assert_frame_equal(a.attrs[k].frame(), b.attrs[k].frame())
 
 
 @pytest.mark.parametrize("path", WITH_SUMMARY + [DATA / "ff" / "trace.*"],
@@ -88,7 +92,7 @@ def test_reference_column_and_line_paths_are_identical(path: Path, monkeypatch) 
     for b in others:
         pd.testing.assert_frame_equal(a, b)
         for k in ("rejects", "messages"):
-            pd.testing.assert_frame_equal(a.attrs[k], b.attrs[k])
+            pd.testing.assert_frame_equal(a.attrs[k].frame(), b.attrs[k].frame())
 
 
 @pytest.mark.parametrize("scanner", SCANNERS)
@@ -149,7 +153,7 @@ def test_ff_set_is_merged_and_matches_independent_counts(scanner: str) -> None:
 def test_stderr_mode_pids_and_spliced_messages(scanner: str) -> None:
     f = _read(DATA / "stderr_mode.txt", scanner)
     assert f["pid"].notna().all(), "unprefixed lines belong to the single remaining process"
-    msgs = f.attrs["messages"]
+    msgs = f.attrs["messages"].frame()
     assert len(msgs) == 4 and msgs["text"].str.contains(r"Process \d+ attached").all()
     spliced = f[(f["syscall"] == "clone3") & f["args"].str.contains("=> {parent_tid=", regex=False)]
     assert len(spliced) == 4
@@ -219,10 +223,10 @@ def test_timestamp_flavours(scanner: str) -> None:
     tt = _read(DATA / "threads_futex.txt", scanner)
     assert tt.attrs["time_base"] == "midnight" and tt["timestamp_s"].between(0, 86400).all()
     single = _read(DATA / "single.txt", scanner)
-    assert single["pid"].isna().all() and single.attrs["summary_mismatches"].empty
+    assert single["pid"].isna().all() and len(single.attrs["summary_mismatches"]) == 0
     att = _read(DATA / "attach_p.txt", scanner)
     assert (att["kind"] == "unfinished").sum() == 2
     assert set(att.loc[att["kind"] == "unfinished", "ret_text"]) == {"<detached ...>", "<unfinished ...>"}
     nY = _read(DATA / "n_i_Y.txt", scanner)
-    assert nY["pid"].notna().all() and nY.attrs["rejects"].empty
+    assert nY["pid"].notna().all() and len(nY.attrs["rejects"]) == 0
     assert np.isnan(nY["duration_s"]).all()

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.errors import ParseError
+from workbench.errors import ParseError, UsageError
+from workbench.schema import Rejects, SideTable
 from workbench.syscalls import (
     STRACE_SCHEMA,
     duration_histogram,
@@ -99,7 +100,7 @@ def test_fake_tails_inside_strings_and_paths(read) -> None:
     assert f["args"].tolist()[2] == "3</t/par) = 3 (x).txt>"
     assert f["errno"].tolist()[3] == "EINPROGRESS"
     assert f["args"].tolist()[4] == '5, "a\\"b) = 7\\n", 10'
-    assert f["kind"].eq("call").all() and f.attrs["rejects"].empty
+    assert f["kind"].eq("call").all() and len(f.attrs["rejects"]) == 0
 
 
 def test_prefix_flavours(read) -> None:
@@ -161,7 +162,7 @@ def test_stderr_mode_pid_inference_and_splice(read) -> None:
     assert f["pid"].tolist() == [10, 10, 11, 10, 11, 10, 10]
     assert f["args"].tolist()[1] == "{flags=CLONE_VM} => {parent_tid=[11]}, 88"
     assert f["kind"].tolist()[3] == "call" and f["line"].tolist()[1] == 2
-    assert f.attrs["messages"]["text"].tolist() == ["strace: Process 11 attached"]
+    assert f.attrs["messages"].frame()["text"].tolist() == ["strace: Process 11 attached"]
 
 
 def test_stack_frames(read) -> None:
@@ -173,7 +174,8 @@ def test_stack_frames(read) -> None:
 def test_rejects_are_kept_and_strict_raises(read) -> None:
     text = "1 getpid() = 1\nthis is not strace\n1 read(0, \"\", 1\n > orphan\n"
     f = read(text)
-    rj = f.attrs["rejects"]
+    assert len(f.attrs["rejects"]) == 2
+    rj = f.attrs["rejects"].frame()
     assert rj["line"].tolist() == [2, 3] and rj["source"].eq("<text>").all()
     assert "expected a pid prefix" in rj["reason"].iloc[0]
     assert "no return value" in rj["reason"].iloc[1]
@@ -196,11 +198,11 @@ def test_summary_table_skips_rows_that_are_not_table_rows(read) -> None:
             "100.00    0.000010          10         1           getpid\n"
             "100.00    0.000010          10         1           total\n")
     f = read(text, check_summary=False)
-    assert f.attrs["strace_summary"].to_dict("records") == [
+    assert f.attrs["strace_summary"].frame().to_dict("records") == [
         {"syscall": "getpid", "calls": 1, "errors": 0, "seconds": 1e-05}]
 
 
-def test_summary_check_reports_mismatch(read) -> None:
+def test_summary_check_reports_mismatch(read, tmp_path) -> None:
     table = ("% time     seconds  usecs/call     calls    errors syscall\n"
              "------ ----------- ----------- --------- --------- ----------------\n"
              "100.00    0.000010          10         2         1 openat\n"
@@ -208,16 +210,23 @@ def test_summary_check_reports_mismatch(read) -> None:
              "100.00    0.000010          10         2         1 total\n")
     good = "1 openat(AT_FDCWD, \"a\", O_RDONLY) = 3\n1 openat(AT_FDCWD, \"b\", O_RDONLY) = -1 ENOENT (x)\n"
     f = read(good + table)
-    assert f.attrs["summary_mismatches"].empty and len(f.attrs["rejects"]) == 0
-    assert f.attrs["strace_summary"]["calls"].tolist() == [2]
+    assert len(f.attrs["summary_mismatches"]) == 0 and len(f.attrs["rejects"]) == 0
+    assert f.attrs["strace_summary"].frame()["calls"].tolist() == [2]
     bad = good.replace("= 3", "= -1 EACCES (y)")
     with pytest.warns(UserWarning, match="differ from the trace's own -C summary"):
         g = read(bad + table)
-    assert g.attrs["summary_mismatches"].to_dict("records") == [
+    assert g.attrs["summary_mismatches"].frame().to_dict("records") == [
         {"syscall": "openat", "calls_strace": 2, "calls_parsed": 2, "errors_strace": 1, "errors_parsed": 2}]
     with pytest.raises(ParseError, match="summary"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         read(bad + table, strict=True)
+    p = tmp_path / "bad.strace"
+    p.write_text(bad + table)
+    with pytest.raises(ParseError, match=r"bad\.strace: parsed per-syscall counts differ") as e, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read(p, strict=True)
+    assert e.value.source == str(p)
 
 
 def test_sources_text_stream_path_list(read, tmp_path) -> None:
@@ -257,7 +266,7 @@ def test_latin1_bytes_survive(read) -> None:
 
 def test_native_required_but_missing(monkeypatch) -> None:
     monkeypatch.setattr(reader, "_native", None)
-    with pytest.raises(RuntimeError, match="not built"):
+    with pytest.raises(UsageError, match=r"native=True\): the C strace scanner is not built"):
         read_strace("1 getpid() = 1\n", native=True)
     assert read_strace("1 getpid() = 1\n").shape[0] == 1  # falls back
 
@@ -267,17 +276,69 @@ def test_env_var_disables_native(monkeypatch) -> None:
     assert not native_available()
 
 
+def _same_attrs(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert a.attrs.keys() == b.attrs.keys()
+    for k, v in a.attrs.items():
+        w = b.attrs[k]
+        assert type(v) is type(w) and v == w, k
+        if isinstance(v, SideTable):
+            pd.testing.assert_frame_equal(v.frame(), w.frame())
+
+
 def test_cache_roundtrip_skips_parsing(read, tmp_path, monkeypatch) -> None:
     p = tmp_path / "t.txt"
-    p.write_text("1 getpid() = 1\n1 read(0, \"\", 1) = -1 EAGAIN (x) <0.000002>\n > f() [0x1]\nbad line\n")
+    p.write_text("1 getpid() = 1\n1 read(0, \"\", 1) = -1 EAGAIN (x) <0.000002>\n > f() [0x1]\nbad line\n"
+                 "strace: Process 1 detached\n"
+                 "% time     seconds  usecs/call     calls    errors syscall\n"
+                 "100.00    0.000010          10         1           getpid\n"
+                 "100.00    0.000010          10         1         1 read\n"
+                 "100.00    0.000010          10         2         1 total\n")
     a = read(p, cache=tmp_path / "c")
+    assert isinstance(a.attrs["rejects"], Rejects) and len(a.attrs["rejects"]) == 1
+    assert isinstance(a.attrs["messages"], SideTable) and len(a.attrs["messages"]) == 1
+    assert len(a.attrs["strace_summary"]) == 2 and len(a.attrs["summary_mismatches"]) == 0
+    assert len(list((tmp_path / "c").glob("*.parquet"))) == 1  # one file per entry
     monkeypatch.setattr(reader, "parse_one", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
     b = read(p, cache=tmp_path / "c")
     pd.testing.assert_frame_equal(a, b)
-    pd.testing.assert_frame_equal(a.attrs["rejects"], b.attrs["rejects"])
+    for c in ("kind", "syscall", "errno", "signal"):  # categories exactly as parsed (object, same order)
+        pd.testing.assert_index_equal(a[c].cat.categories, b[c].cat.categories, exact=True)
+    _same_attrs(a, b)
+    with pytest.raises(ParseError) as e:  # strict holds on a cache hit too
+        read(p, cache=tmp_path / "c", strict=True)
+    assert e.value.line == 4 and e.value.text == "bad line"
     p.write_text("1 getpid() = 2\n")  # new content: new key, parsed again
     with pytest.raises(AssertionError, match="parsed"):
         read(p, cache=tmp_path / "c")
+
+
+def test_cache_key_holds_the_file_names(read, tmp_path) -> None:
+    """The same bytes under another name (another -ff pid, another source in rejects) are parsed again."""
+    text = "12.5 getpid() = 1\nnot strace\n"
+    for name in ("trace.100", "trace.200"):
+        (tmp_path / name).write_text(text)
+    a = read(tmp_path / "trace.100", cache=tmp_path / "c")
+    b = read(tmp_path / "trace.200", cache=tmp_path / "c")
+    assert a["pid"].tolist() == [100] and b["pid"].tolist() == [200]
+    assert a.attrs["rejects"].frame()["source"].tolist() == [str(tmp_path / "trace.100")]
+    assert b.attrs["rejects"].frame()["source"].tolist() == [str(tmp_path / "trace.200")]
+    _same_attrs(b, read(tmp_path / "trace.200"))
+
+
+def test_forced_modes_are_checked() -> None:
+    with pytest.raises(UsageError, match=r"pid_prefix='pid'.*'column', 'none'"):
+        read_strace("1 getpid() = 1\n", pid_prefix="pid")
+    with pytest.raises(UsageError, match=r"timestamps='ttt'.*'epoch'"):
+        read_strace("1 getpid() = 1\n", timestamps="ttt")
+    f = read_strace("1 getpid() = 1\n", pid_prefix="none", timestamps="none")
+    assert len(f) == 0 and f.attrs["rejects"].rows()[0][3] == "expected a system call, signal, exit or resumed line"
+
+
+def test_dask_needs_files(tmp_path) -> None:
+    with pytest.raises(UsageError, match=r'engine="dask"\) reads files: <text> is not a file'):
+        read_strace("1 getpid() = 1\n", engine="dask")
+    with pytest.raises(UsageError, match=r'engine="dask"\) reads files: <stream> is not a file'):
+        read_strace(io.StringIO("1 getpid() = 1\n"), engine="dask")
 
 
 def test_summaries_and_histogram(read) -> None:

@@ -6,27 +6,47 @@ import gc
 import os
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..errors import ParseError
-from ..schema import attach_rejects, validate
-from ..sources import Text, split_sources
-from . import _reference as ref
+from ..errors import ParseError, UsageError
+from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
+from ..sources import Source, Text, split_sources
+from ._grammar import (
+    COLOUR_REASON,
+    KINDS,
+    NA,
+    PID_COLUMN,
+    PID_FIXED,
+    PID_NONE,
+    TS_EPOCH,
+    TS_NONE,
+    TS_REL,
+    TS_TOD,
+)
+from ._reference import RefParser
 from ._schema import STRACE_SCHEMA
+
+if TYPE_CHECKING:
+    from distributed import Client
+    from tqdm.auto import tqdm as Bar
+
+#: one input: a file (read in blocks), text, or an open stream (text or bytes)
+Readable = Path | str | IO[Any]
 
 BLOCK_BYTES = 8 << 20
 REF_BLOCK_BYTES = 2 << 20  # the reference scanner's column work stays in cache: measured 5 % faster than 8 MiB
 _PROGRESS_BYTES = 64 << 20
 
 try:  # the optional C scanner, built by `pip install -e .` when a compiler is present
-    from . import _native  # type: ignore[attr-defined]
+    from . import _native
 except ImportError:  # pragma: no cover - depends on the build
-    _native = None
+    _native = None  # type: ignore[assignment]  # (the module, or None when it is not built)
 
 
 def native_available() -> bool:
@@ -36,14 +56,14 @@ def native_available() -> bool:
 
 # -- sniffing -----------------------------------------------------------------
 _TS_SNIFF = (
-    (re.compile(r"[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? "), ref.TS_TOD),
-    (re.compile(r"[0-9]{9,}(\.[0-9]+)? "), ref.TS_EPOCH),
-    (re.compile(r" *[0-9]{1,8}\.[0-9]+ "), ref.TS_REL),
+    (re.compile(r"[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)? "), TS_TOD),
+    (re.compile(r"[0-9]{9,}(\.[0-9]+)? "), TS_EPOCH),
+    (re.compile(r" *[0-9]{1,8}\.[0-9]+ "), TS_REL),
 )
 _SKIP_SNIFF = (" > ", "strace: ", "[ Process ", "% time", "System call usage", "------", "")
-TIME_BASES = {ref.TS_NONE: "none", ref.TS_TOD: "midnight", ref.TS_EPOCH: "epoch", ref.TS_REL: "relative"}
-_PID_MODES = {"column": ref.PID_COLUMN, "none": ref.PID_NONE}
-_TS_MODES = {"none": ref.TS_NONE, "tod": ref.TS_TOD, "epoch": ref.TS_EPOCH, "relative": ref.TS_REL}
+TIME_BASES = {TS_NONE: "none", TS_TOD: "midnight", TS_EPOCH: "epoch", TS_REL: "relative"}
+_PID_MODES = {"column": PID_COLUMN, "none": PID_NONE}
+_TS_MODES = {"none": TS_NONE, "tod": TS_TOD, "epoch": TS_EPOCH, "relative": TS_REL}
 
 
 def sniff(head: str) -> tuple[int, int]:
@@ -52,10 +72,10 @@ def sniff(head: str) -> tuple[int, int]:
         if any(line.startswith(p) for p in _SKIP_SNIFF[:-1]) or not line.strip():
             continue
         i = 0
-        pid_mode = ref.PID_NONE
+        pid_mode = PID_NONE
         m = re.match(r"[0-9]+(<[^>]*>)? +", line)
         if m is not None:
-            pid_mode, i = ref.PID_COLUMN, m.end()
+            pid_mode, i = PID_COLUMN, m.end()
         else:
             m = re.match(r"\[pid +[0-9]+\] ", line)
             if m is not None:
@@ -63,14 +83,14 @@ def sniff(head: str) -> tuple[int, int]:
         for rx, mode in _TS_SNIFF:
             if rx.match(line, i):
                 return pid_mode, mode
-        return pid_mode, ref.TS_NONE
-    return ref.PID_NONE, ref.TS_NONE
+        return pid_mode, TS_NONE
+    return PID_NONE, TS_NONE
 
 
 # -- sources ------------------------------------------------------------------
-def _sources(source) -> list[tuple[str, object]]:
+def _sources(source: Source) -> list[tuple[str, Readable]]:
     """[(name, path-or-text-or-stream)] for every accepted kind of source (streams stay unread)."""
-    out: list[tuple[str, object]] = []
+    out: list[tuple[str, Readable]] = []
     for item in split_sources(source, "strace"):
         if isinstance(item, Path):
             out.append((str(item), item))
@@ -81,7 +101,8 @@ def _sources(source) -> list[tuple[str, object]]:
     return out
 
 
-def _blocks(obj, start: int = 0, stop: int | None = None, size: int | None = None) -> Iterable[bytes | memoryview]:
+def _blocks(obj: Readable, start: int = 0, stop: int | None = None,
+            size: int | None = None) -> Iterator[bytes | memoryview]:
     """Blocks of whole lines (the last one may lack its newline), of about ``size`` bytes (BLOCK_BYTES).
 
     Files are read into one reused buffer: each block is a view that is valid
@@ -136,7 +157,7 @@ def _blocks(obj, start: int = 0, stop: int | None = None, size: int | None = Non
             yield view[:filled]
 
 
-def _head(obj) -> tuple[str, object]:
+def _head(obj: Readable) -> tuple[str, Readable]:
     """First ~64 KB as text, and an object to read the whole input from afterwards."""
     if isinstance(obj, str):
         return obj[:65536], obj
@@ -162,13 +183,13 @@ def _cat(codes: np.ndarray, names: list[str]) -> pd.Categorical:
 
 def _int64(values: np.ndarray) -> pd.arrays.IntegerArray:
     """Nullable Int64 over ``values`` (no copy): NA where the scanner wrote INT64_MIN."""
-    return pd.arrays.IntegerArray(values, values == ref.NA)
+    return pd.arrays.IntegerArray(values, values == NA)
 
 
 def _seconds(values: np.ndarray) -> np.ndarray:
     out = values.astype(np.float64)
     out /= 1e9
-    out[values == ref.NA] = np.nan
+    out[values == NA] = np.nan
     return out
 
 
@@ -176,7 +197,7 @@ def _strings(arr: pa.Array) -> pd.Series:
     return pa.chunked_array([arr]).to_pandas()
 
 
-def build_frame(raw: dict) -> pd.DataFrame:
+def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
     """The events frame from a parser's raw columns (same code for both scanners).
 
     Columns are taken out of ``raw`` one by one so each scanner buffer can be
@@ -184,9 +205,9 @@ def build_frame(raw: dict) -> pd.DataFrame:
     by the DataFrame (``copy=False``: no block consolidation).
     """
     take = raw.pop
-    data = {}
+    data: dict[str, Any] = {}
     data["kind"] = pd.Categorical.from_codes(np.asarray(take("kind"), dtype=np.int8),
-                                             categories=pd.Index(list(ref.KINDS), dtype=object))
+                                             categories=pd.Index(list(KINDS), dtype=object))
     data["pid"] = _int64(np.asarray(take("pid"), dtype=np.int64))
     for src, dst in (("ts", "timestamp_s"), ("end", "end_timestamp_s"), ("dur", "duration_s")):
         data[dst] = _seconds(np.asarray(take(src), dtype=np.int64))
@@ -201,33 +222,47 @@ def build_frame(raw: dict) -> pd.DataFrame:
     return pd.DataFrame(data, copy=False)
 
 
-def _finish_raw(raw: dict, native: bool) -> dict:
-    if native:
-        n = raw["rows"]
-        for k in ("kind", "name", "errno", "signal"):
-            raw[k] = np.frombuffer(raw[k], dtype=np.int32)[:n]
-        for k in ("pid", "ts", "end", "dur", "retval", "line"):
-            raw[k] = np.frombuffer(raw[k], dtype=np.int64)[:n]
-        for k in ("args", "ret_text", "backtrace"):
-            offsets, data, valid = raw[k]
-            bitmap = None if valid is None else pa.py_buffer(valid)
-            raw[k] = pa.LargeStringArray.from_buffers(
-                n, pa.py_buffer(offsets), pa.py_buffer(data), bitmap,
-                null_count=-1 if valid is not None else 0,
-            )
-    else:
-        for k in ("args", "ret_text", "backtrace"):
-            if not isinstance(raw[k], pa.Array):
-                raw[k] = pa.array(raw[k], type=pa.large_string())
+def _from_native(raw: _native.RawColumns) -> dict[str, Any]:
+    """The C scanner's buffers as the raw columns :func:`build_frame` takes (numpy and Arrow views, no copy)."""
+    n = raw["rows"]
+
+    def i32(b: _native.Blob) -> np.ndarray:
+        return np.frombuffer(memoryview(b), dtype=np.int32)[:n]
+
+    def i64(b: _native.Blob) -> np.ndarray:
+        return np.frombuffer(memoryview(b), dtype=np.int64)[:n]
+
+    def text(col: tuple[_native.Blob, _native.Blob, _native.Blob | None]) -> pa.Array:
+        offsets, data, valid = col
+        bitmap = None if valid is None else pa.py_buffer(valid)
+        return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data), bitmap,
+                                                null_count=-1 if valid is not None else 0)
+
+    return {
+        "kind": i32(raw["kind"]), "name": i32(raw["name"]), "errno": i32(raw["errno"]),
+        "signal": i32(raw["signal"]), "pid": i64(raw["pid"]), "ts": i64(raw["ts"]), "end": i64(raw["end"]),
+        "dur": i64(raw["dur"]), "retval": i64(raw["retval"]), "line": i64(raw["line"]),
+        "args": text(raw["args"]), "ret_text": text(raw["ret_text"]), "backtrace": text(raw["backtrace"]),
+        "names": raw["names"], "errnos": raw["errnos"], "signals": raw["signals"],
+        "messages": raw["messages"], "rejects": raw["rejects"], "summary": raw["summary"],
+        "lines": raw["lines"], "rows": n,
+    }
+
+
+def _from_reference(raw: dict[str, Any]) -> dict[str, Any]:
+    """The reference scanner's raw columns with every text column as an Arrow array."""
+    for k in ("args", "ret_text", "backtrace"):
+        if not isinstance(raw[k], pa.Array):
+            raw[k] = pa.array(raw[k], type=pa.large_string())
     return raw
 
 
 PARALLEL_MIN_BYTES = 48 << 20
 
 
-def _threads_wanted(obj, native: bool, pid_mode: int) -> bool:
+def _threads_wanted(obj: Readable, native: bool, pid_mode: int) -> bool:
     """Two scanner threads only when asked (WORKBENCH_THREADS=2), for a big file with pids."""
-    if not (native and isinstance(obj, Path) and pid_mode != ref.PID_NONE):
+    if not (native and isinstance(obj, Path) and pid_mode != PID_NONE):
         return False
     if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
         return False
@@ -250,14 +285,15 @@ def _split_point(path: Path) -> int | None:
         i = k + 1
 
 
-def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int, bar):
+def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
+              bar: Bar | None) -> _native.Parser | None:
     """Scan both halves of a file at once (the scanner releases the GIL); None if they cannot be joined."""
     import threading
 
     parsers = [_native.Parser(pid_mode, ts_mode, fixed_pid) for _ in range(2)]
     errors: list[BaseException] = []
 
-    def work(p, start: int, stop: int | None) -> None:
+    def work(p: _native.Parser, start: int, stop: int | None) -> None:
         try:
             for b in _blocks(path, start, stop):
                 p.feed(b)
@@ -280,56 +316,81 @@ def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
     return first
 
 
-def _scan(name: str, obj, pid_mode: int, ts_mode: int, fixed_pid: int, native: bool, bar) -> dict:
+def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int, native: bool,
+          bar: Bar | None) -> dict[str, Any]:
     """Feed the input block by block to one scanner; raise on colour escapes.
 
     With WORKBENCH_THREADS=2, big files with a pid column (or one pid per file)
     are scanned by two native scanners, one per half, whose results are then
     merged exactly (off by default: it only pays on an otherwise idle machine).
     """
-    if _threads_wanted(obj, native, pid_mode):
+    if isinstance(obj, Path) and _threads_wanted(obj, native, pid_mode):
         cut = _split_point(obj)
-        p = _scan_two(obj, cut, pid_mode, ts_mode, fixed_pid, bar) if cut else None
-        if p is not None:
-            if p.colour is not None:
-                raise ParseError(name, p.colour[0], p.colour[1], ref.COLOUR_REASON)
-            return _finish_raw(p.finish(), native)
+        two = _scan_two(obj, cut, pid_mode, ts_mode, fixed_pid, bar) if cut else None
+        if two is not None:
+            if two.colour is not None:
+                raise ParseError(name, two.colour[0], two.colour[1], COLOUR_REASON)
+            return _from_native(two.finish())
         if bar is not None:
             bar.reset()
-    p = _native.Parser(pid_mode, ts_mode, fixed_pid) if native else ref.RefParser(pid_mode, ts_mode, fixed_pid)
+    if native:
+        nat = _native.Parser(pid_mode, ts_mode, fixed_pid)
+        _feed_all(nat, name, obj, None, bar)
+        return _from_native(nat.finish())
+    ref = RefParser(pid_mode, ts_mode, fixed_pid)
     # the reference scanner allocates one list per row: cyclic GC passes over them are pure cost
-    paused = not native and gc.isenabled()
+    paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        for b in _blocks(obj, size=None if native else min(BLOCK_BYTES, REF_BLOCK_BYTES)):
-            p.feed(b)
-            if bar is not None:
-                bar.update(len(b))
-            if p.colour is not None:
-                raise ParseError(name, p.colour[0], p.colour[1], ref.COLOUR_REASON)
-        return _finish_raw(p.finish(), native)
+        _feed_all(ref, name, obj, min(BLOCK_BYTES, REF_BLOCK_BYTES), bar)
+        return _from_reference(ref.finish())
     finally:
         if paused:
             gc.enable()
 
 
+class _Scanner(Protocol):
+    """What both scanners offer while they read."""
+
+    @property
+    def colour(self) -> tuple[int, str] | None: ...
+
+    def feed(self, block: bytes | memoryview, /) -> None: ...
+
+
+def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar | None) -> None:
+    """The whole input through one scanner, block by block; ParseError at the first colour escape."""
+    for b in _blocks(obj, size=size):
+        p.feed(b)
+        if bar is not None:
+            bar.update(len(b))
+        if p.colour is not None:
+            raise ParseError(name, p.colour[0], p.colour[1], COLOUR_REASON)
+
+
 _FF_NAME = re.compile(r"\.([0-9]+)$")
 
 
-def parse_one(name: str, obj, *, use_native: bool, pid_prefix: str | None = None,
-              timestamps: str | None = None, progress: bool | None = None) -> tuple[pd.DataFrame, dict]:
+def _mode(value: str, choices: dict[str, int], parameter: str) -> int:
+    """The mode a ``pid_prefix=``/``timestamps=`` value forces."""
+    if value not in choices:
+        raise UsageError(f"read_strace({parameter}={value!r}): expected one of "
+                         + ", ".join(map(repr, choices)) + " or None (detect it)")
+    return choices[value]
+
+
+def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | None = None,
+              timestamps: str | None = None, progress: bool | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse one input; return (frame, raw side tables)."""
     head, obj = _head(obj)
     pid_mode, ts_mode = sniff(head)
-    if pid_prefix is not None:
-        pid_mode = _PID_MODES[pid_prefix]
-    if timestamps is not None:
-        ts_mode = _TS_MODES[timestamps]
-    fixed = ref.NA
+    pid_mode = _mode(pid_prefix, _PID_MODES, "pid_prefix") if pid_prefix is not None else pid_mode
+    ts_mode = _mode(timestamps, _TS_MODES, "timestamps") if timestamps is not None else ts_mode
+    fixed = NA
     m = _FF_NAME.search(name)
-    if m is not None and pid_mode == ref.PID_NONE and not re.search(r"^\[pid ", head, re.M):
-        pid_mode, fixed = ref.PID_FIXED, int(m.group(1))
+    if m is not None and pid_mode == PID_NONE and not re.search(r"^\[pid ", head, re.M):
+        pid_mode, fixed = PID_FIXED, int(m.group(1))
     size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
     show = progress if progress is not None else size > _PROGRESS_BYTES
     bar = None
@@ -344,7 +405,7 @@ def parse_one(name: str, obj, *, use_native: bool, pid_prefix: str | None = None
             bar.close()
     frame = build_frame(raw)
     raw["time_base"] = TIME_BASES[ts_mode]
-    raw["pid_mode"] = {ref.PID_NONE: "none", ref.PID_COLUMN: "column", ref.PID_FIXED: "file"}[pid_mode]
+    raw["pid_mode"] = {PID_NONE: "none", PID_COLUMN: "column", PID_FIXED: "file"}[pid_mode]
     return frame, raw
 
 
@@ -368,25 +429,52 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return out.iloc[order].reset_index(drop=True)
 
 
-def _side_frames(name: str, raw: dict) -> tuple[list, list, list]:
+def _side_rows(name: str, raw: dict[str, Any]) -> tuple[list[RejectRow], list[tuple[str, int, str]], list[str]]:
+    """One input's rejects and messages with its name, and the lines of its -C table."""
     rejects = [(name, ln, text, reason) for ln, text, reason in raw["rejects"]]
     messages = [(name, ln, text) for ln, text in raw["messages"]]
     summary = [text for _, text in raw["summary"]]
     return rejects, messages, summary
 
 
+def _first_reject(rows: list[RejectRow]) -> RejectRow:
+    """The reject ``strict=True`` raises: the earliest line of the first input that has any."""
+    source = rows[0][0]
+    return min((r for r in rows if r[0] == source), key=lambda r: r[1])
+
+
+def _use_native(native: bool | None) -> bool:
+    """Whether to read with the C scanner, for ``read_strace(native=...)``."""
+    if native is None:
+        return native_available()
+    if native and _native is None:
+        raise UsageError("read_strace(native=True): the C strace scanner is not built in this install "
+                         "(pip install -e . with a C compiler), or pass native=None to use the Python "
+                         "reference scanner")
+    return bool(native)
+
+
+def _file_chunks(paths: list[Path]) -> Iterator[bytes]:
+    """The bytes of each file in 4 MiB chunks, an empty chunk after each file (bounded memory for the key)."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 22):
+                yield chunk
+        yield b""
+
+
 def read_strace(
-    source,
+    source: Source,
     *,
     strict: bool = False,
     native: bool | None = None,
     progress: bool | None = None,
-    cache: bool | str | os.PathLike | None = False,
+    cache: bool | str | os.PathLike[str] | None = False,
     pid_prefix: str | None = None,
     timestamps: str | None = None,
     check_summary: bool = True,
     engine: str = "pandas",
-    client=None,
+    client: Client | str | None = None,
 ) -> pd.DataFrame:
     """Read strace output into one row per call, signal, exit or kill.
 
@@ -399,19 +487,29 @@ def read_strace(
     Columns (see :data:`STRACE_SCHEMA`): kind, pid, timestamp_s, end_timestamp_s,
     duration_s, syscall, args, ret_text, retval, errno, signal, backtrace, line.
 
-    ``frame.attrs``: ``rejects`` (lines not understood: source, line, text,
-    reason), ``messages`` (``strace:`` lines, also those spliced into a record on
-    stderr), ``strace_summary`` (the trace's own -c/-C table, if any),
-    ``summary_mismatches`` (rows where our counts differ from it; empty when
-    exact), ``time_base``, ``lines``.
+    ``frame.attrs``: ``rejects`` (a :class:`~workbench.schema.Rejects`: lines not
+    understood, with source, line, text, reason), ``messages`` (a
+    :class:`~workbench.schema.SideTable` of source, line, text: ``strace:`` lines,
+    also those spliced into a record on stderr), ``strace_summary`` (a SideTable
+    of the trace's own -c/-C table: syscall, calls, errors, seconds; None
+    without one), ``summary_mismatches`` (a SideTable of the rows where our
+    counts differ from it, see :func:`compare_with_strace`: empty when exact;
+    None without a table or with ``check_summary=False``), ``time_base``, ``lines``.
 
     ``strict=True`` raises :class:`ParseError` on the first rejected line and on
     a mismatch with the -C table. ``native=None`` uses the C scanner when built
-    (``WORKBENCH_NO_NATIVE=1`` disables it), ``False`` the Python reference;
+    (``WORKBENCH_NO_NATIVE=1`` disables it), ``False`` the Python reference,
+    ``True`` the C scanner or :class:`UsageError` when it is not built;
     ``WORKBENCH_THREADS=2`` lets the C scanner read big files as two halves at
     once. Colour escapes (``--color=always``) raise ParseError.
-    ``cache`` (True or a directory) stores the result as Parquet keyed by the
-    file contents so the next load of the same bytes skips parsing.
+
+    ``cache`` (files only): ``True`` keeps the parsed frame in the one workbench
+    cache (:mod:`workbench.cache`: ``$WORKBENCH_CACHE_DIR/strace``, else
+    ``~/.cache/workbench/strace``), a path keeps it in that folder. The entry is
+    keyed by the files' names and bytes, ``pid_prefix``, ``timestamps`` and the
+    scanner's own sources, so the next load of the same bytes skips parsing and
+    gives an equal frame (dtypes and attrs); an edited trace or scanner is parsed
+    again. Text and streams are never cached.
 
     ``engine="dask"`` (files only) returns a dask DataFrame with the same
     columns and dtypes: one lazy partition per trace, where a trace is one file
@@ -427,38 +525,48 @@ def read_strace(
     from ..engine import check_engine
     from .summary import parse_summary_table
 
+    if pid_prefix is not None:
+        _mode(pid_prefix, _PID_MODES, "pid_prefix")
+    if timestamps is not None:
+        _mode(timestamps, _TS_MODES, "timestamps")
+    if engine == "dask":  # (text and streams named as such before the engine's own check)
+        _files_only(_sources(source))
     if check_engine(engine, source):
         opts = dict(strict=strict, native=native, progress=False, cache=cache, pid_prefix=pid_prefix,
                     timestamps=timestamps, check_summary=check_summary)
         return _dask_strace(_sources(source), opts, client)
 
-    if native is None:
-        use_native = native_available()
-    elif native:
-        if _native is None:
-            raise RuntimeError("the native strace scanner is not built (pip install -e . with a C compiler)")
-        use_native = True
-    else:
-        use_native = False
+    use_native = _use_native(native)
     sources = _sources(source)
-    key = None
+    store = key = None
     if cache:
-        from . import cache as _cache
-
         paths = [o for _, o in sources if isinstance(o, Path)]
         if len(paths) == len(sources):
-            key = _cache.key_for(paths, dict(pid_prefix=pid_prefix, timestamps=timestamps))
-            hit = _cache.load(key, cache)
+            from ..cache import Cache, key_for
+
+            store = Cache("strace", cache)
+            key = key_for("strace", ("syscalls",),
+                          {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]},
+                          _file_chunks(paths))
+            hit = store.load(key)
             if hit is not None:
-                return _finish(validate(hit, STRACE_SCHEMA), strict, check_summary)
-    frames, rejects, messages, summary = [], [], [], []
-    time_bases, n_lines = set(), 0
+                cached = rejects_of(hit).rows()
+                if strict and cached:
+                    raise ParseError(*_first_reject(cached))
+                return _finish(validate(_object_categories(hit), STRACE_SCHEMA), strict, check_summary,
+                               _where(sources))
+    frames: list[pd.DataFrame] = []
+    rejects: list[RejectRow] = []
+    messages: list[tuple[str, int, str]] = []
+    summary: list[str] = []
+    time_bases: set[str] = set()
+    n_lines = 0
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
                            timestamps=timestamps, progress=progress)
-        r, m, s = _side_frames(name, raw)
+        r, m, s = _side_rows(name, raw)
         if strict and r:
-            raise ParseError(r[0][0], r[0][1], r[0][2], r[0][3])
+            raise ParseError(*_first_reject(r))
         frames.append(f)
         rejects += r
         messages += m
@@ -468,28 +576,60 @@ def read_strace(
     frame = _concat(frames)
     frame = validate(frame, STRACE_SCHEMA)
     attach_rejects(frame, rejects)
-    frame.attrs["messages"] = pd.DataFrame(messages, columns=["source", "line", "text"]).astype(
-        {"source": object, "text": object})
+    frame.attrs["messages"] = SideTable(pd.DataFrame(messages, columns=["source", "line", "text"]).astype(
+        {"source": object, "line": "int64", "text": object}))
     frame.attrs["time_base"] = time_bases.pop() if len(time_bases) == 1 else "mixed"
     frame.attrs["lines"] = int(n_lines)
-    frame.attrs["strace_summary"] = parse_summary_table(summary) if summary else None
-    if key is not None:
-        _cache.store(key, cache, frame)
-    return _finish(frame, strict, check_summary)
+    frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
+    if store is not None and key is not None:
+        store.store(key, frame)
+    return _finish(frame, strict, check_summary, _where(sources))
 
 
-def _read_trace(paths: list[Path], opts: dict) -> pd.DataFrame:
+def _where(sources: list[tuple[str, Readable]]) -> str:
+    return ", ".join(name for name, _ in sources)
+
+
+def _object_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """The categorical columns with object categories, as the scanners make them.
+
+    A cached frame comes back from Parquet with ``str`` categories, and a column
+    without any category (no signal in the trace) as plain objects.
+    """
+    for col in STRACE_SCHEMA.columns:
+        if col.kind != "category" or col.name not in frame.columns:
+            continue
+        values = frame[col.name]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            cats = pd.Index(list(values.cat.categories), dtype=object)
+            frame[col.name] = pd.Categorical.from_codes(values.cat.codes.to_numpy(), categories=cats)
+        else:
+            present = sorted({v for v in values.astype(object) if isinstance(v, str)})
+            frame[col.name] = pd.Categorical(values.astype(object), categories=pd.Index(present, dtype=object))
+    return frame
+
+
+def _read_trace(paths: list[Path], opts: dict[str, Any]) -> pd.DataFrame:
     return read_strace(paths, **opts)
 
 
-def _dask_strace(sources: list[tuple[str, object]], opts: dict, client):
+def _files_only(sources: list[tuple[str, Readable]]) -> list[Path]:
+    """The paths of ``sources``; UsageError naming the first one that is text or a stream."""
+    paths = []
+    for name, obj in sources:
+        if not isinstance(obj, Path):
+            raise UsageError(f'read_strace(engine="dask") reads files: {name} is not a file; give a path, '
+                             'a glob or a list of paths, or use engine="pandas" for text and streams')
+        paths.append(obj)
+    return paths
+
+
+def _dask_strace(sources: list[tuple[str, Readable]], opts: dict[str, Any], client: Client | str | None) -> Any:
     """One partition per trace: a single file, or an -ff set (merged by time within it)."""
     from ..engine import dask_frame
 
     traces: dict[tuple[str, str], list[Path]] = {}
-    for i, (_, obj) in enumerate(sources):
-        if not isinstance(obj, Path):
-            raise ValueError('engine="dask" reads files: give a path, a glob or a list of paths, not text')
+    for i, obj in enumerate(_files_only(sources)):
         ff = _FF_NAME.search(obj.name) is not None
         key = (str(obj.parent), _FF_NAME.sub("", obj.name)) if ff else ("", str(i))
         traces.setdefault(key, []).append(obj)
@@ -500,18 +640,19 @@ def _dask_strace(sources: list[tuple[str, object]], opts: dict, client):
                       known_categories=("kind",))
 
 
-def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool) -> pd.DataFrame:
+def _finish(frame: pd.DataFrame, strict: bool, check_summary: bool, where: str) -> pd.DataFrame:
+    """Check the counts against the trace's own -C table (``where``: the inputs, for the error)."""
     from .summary import compare_with_strace
 
     table = frame.attrs.get("strace_summary")
     if check_summary and table is not None:
         bad = compare_with_strace(frame, table)
-        frame.attrs["summary_mismatches"] = bad
+        frame.attrs["summary_mismatches"] = SideTable(bad)
         if len(bad):
             msg = ("parsed per-syscall counts differ from the trace's own -C summary: "
                    + bad.to_string(index=False))
             if strict:
-                raise ParseError("<summary>", None, "", msg)
+                raise ParseError(where, None, "", msg)
             warnings.warn(msg, stacklevel=3)
     else:
         frame.attrs["summary_mismatches"] = None

@@ -8,7 +8,7 @@ It is used automatically when the extension is not built.
 A block goes one of two ways, which give the same rows (tested both ways):
 
 * ``_feed_seq``: every line through the sequential rules below, with whole-line
-  regexes for the three commonest shapes (``_fast_patterns``);
+  regexes for the three commonest shapes (:func:`._grammar.fast_patterns`);
 * ``_feed_vector``: with ``-t/-tt/-ttt`` or no timestamps (any pid prefix),
   those three shapes are tokenized column by column
   (:mod:`._vector`), ``<unfinished ...>``/``<... resumed>`` halves are joined
@@ -34,44 +34,68 @@ the message goes to the side table and the line is joined with the next one.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
-KINDS = ("call", "unfinished", "signal", "stopped", "exit", "killed", "superseded")
-K_CALL, K_UNFINISHED, K_SIGNAL, K_STOPPED, K_EXIT, K_KILLED, K_SUPERSEDED = range(7)
-TS_NONE, TS_TOD, TS_EPOCH, TS_REL = range(4)
-PID_NONE, PID_COLUMN, PID_FIXED = range(3)
-NA = -(2**63)  # missing int64 (timestamps, durations, retval, pid)
-DAY_NS = 86_400_000_000_000
-HALF_DAY_NS = DAY_NS // 2
-_M64 = 1 << 64
+from ._grammar import (
+    COLOUR_REASON,
+    COMPLETE,
+    DAY_NS,
+    DIGITS,
+    ERRNO_CHARS,
+    HALF_DAY_NS,
+    HEX_DIGITS,
+    K_CALL,
+    K_EXIT,
+    K_KILLED,
+    K_SIGNAL,
+    K_STOPPED,
+    K_SUPERSEDED,
+    K_UNFINISHED,
+    NA,
+    NAME_CHARS,
+    OTHER,
+    PID_COLUMN,
+    PID_FIXED,
+    PID_NONE,
+    RESUMED,
+    TS_EPOCH,
+    TS_NONE,
+    TS_PATTERNS,
+    TS_REL,
+    TS_TOD,
+    UNFINISHED,
+    UNFINISHED_MARK,
+    Patterns,
+    fast_patterns,
+    parse_retval,
+    vector_patterns,
+    wrap_int64,
+)
 
-_UNFINISHED = " <unfinished ...>"
-COLOUR_REASON = "ANSI colour escape in the trace: re-run strace with --color=never or -o FILE"
-_DIGITS = frozenset("0123456789")
-_HEX = frozenset("0123456789abcdef")
-_ERRCH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_NAMECH = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+_DIGITS = frozenset(DIGITS)
+_HEX = frozenset(HEX_DIGITS)
+_ERRCH = frozenset(ERRNO_CHARS)
+_NAMECH = frozenset(NAME_CHARS)
 _PIDNUM = re.compile(r"Process (\d+) (attached|detached)")
 # A fast path for the commonest tails; anything it refuses goes to _tail().
 _SIMPLE_TAIL = re.compile(
     r" += (-?[0-9]+|0x[0-9a-f]+|\?)(?: (E[A-Z0-9_]+) \(([^()\"<>\[\]]*)\))?(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z"
 )
-
-
-def _wrap(v: int) -> int:
-    v %= _M64
-    return v - _M64 if v >= 1 << 63 else v
-
-
 _I64 = 1 << 63
 
 
 def _w(v: int) -> int:
     """v as the C scanner stores it: wrapped to int64 (two's complement)."""
-    return v if -(1 << 63) <= v < (1 << 63) else _wrap(v)
+    return v if -(1 << 63) <= v < (1 << 63) else wrap_int64(v)
 
 
 def _pid(text: str) -> int:
-    return int(text) if len(text) < 19 else _wrap(int(text))
+    return int(text) if len(text) < 19 else wrap_int64(int(text))
 
 
 def _isdec(v: str) -> bool:
@@ -84,18 +108,6 @@ def _frac_ns(int_part: str, frac: str | None) -> int:
     if frac:
         ns += int(frac) * 10 ** (9 - len(frac))
     return _w(ns)
-
-
-def _retval(tok: str) -> int:
-    if tok == "?":
-        return NA
-    if tok.startswith("0x"):
-        return _wrap(int(tok[2:], 16))
-    if tok.startswith("-"):
-        return _wrap(-int(tok[1:]))
-    if len(tok) > 1 and tok[0] == "0" and all(c in "01234567" for c in tok):
-        return _wrap(int(tok, 8))
-    return _wrap(int(tok))
 
 
 def _skip_string(s: str, i: int) -> int:
@@ -175,7 +187,11 @@ def _skip_paren(s: str, i: int) -> int:
     return -1
 
 
-def _tail(s: str, i: int):
+#: a parsed return tail: (return text, value, errno name or None, duration ns or NA)
+Tail = tuple[str, int, str | None, int]
+
+
+def _tail(s: str, i: int) -> Tail | None:
     """Parse the strict return tail starting right after the call's ')'.
 
     Returns (ret_text, retval, errno, dur_ns) or None when s[i:] is not a tail.
@@ -185,7 +201,7 @@ def _tail(s: str, i: int):
         tok, err, _, di, df = m.groups()
         end = m.start(4) - 2 if di is not None else len(s)
         dur = _frac_ns(di, df) if di is not None else NA
-        return s[m.start(1):end], _retval(tok), err, dur
+        return s[m.start(1):end], parse_retval(tok), err, dur
     n = len(s)
     if i >= n or s[i] != " ":
         return None
@@ -265,10 +281,10 @@ def _tail(s: str, i: int):
         i = n
     if i != n:
         return None
-    return s[start:end], _retval(tok), errno, dur
+    return s[start:end], parse_retval(tok), errno, dur
 
 
-def _split_call(s: str, lo: int):
+def _split_call(s: str, lo: int) -> tuple[str, str | None, Tail | None] | None:
     """Split 'ARGS<end>' where ARGS starts at lo.
 
     Returns (args, marker, tail) where exactly one of marker (text of a
@@ -305,14 +321,8 @@ class _Intern:
         return c
 
 
-# prefix patterns per timestamp mode (after the pid prefix)
-_TS_PAT = {
-    TS_NONE: "",
-    TS_TOD: r"([0-9]{1,2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))? ",
-    TS_EPOCH: r"([0-9]+)(?:\.([0-9]{1,9}))? ",
-    TS_REL: r" *([0-9]+)\.([0-9]{1,9}) ",
-}
-_TS_RE = {k: re.compile(v) for k, v in _TS_PAT.items() if v}
+# the other parts of a record line (the timestamp patterns are the grammar's)
+_TS_RE = {k: re.compile(v) for k, v in TS_PATTERNS.items() if v}
 _TS_GROUPS = {TS_NONE: 0, TS_TOD: 2, TS_EPOCH: 2, TS_REL: 2}
 _POW = [10 ** (9 - k) if k <= 9 else 0 for k in range(10)]
 _PLUS_RE = re.compile(r"\(\+ *[0-9]+\.[0-9]+\) ")
@@ -320,32 +330,13 @@ _BRACKET_RE = re.compile(r"(?:\[ *[0-9a-f?]+\] )+")
 _COLPID_RE = re.compile(r"([0-9]+)")
 _BRPID_RE = re.compile(r"\[pid +([0-9]+)(?:<[^>]*>)?\] ")
 _RESUMED_RE = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>")
-_TAIL_PAT = (r"\) += ((-?[0-9]+|0x[0-9a-f]+|\?)(?:<[^<>\"\[\]\\\n]*>)?(?: (E[A-Z0-9_]+) \([^()\"<>\[\]\n]*\))?)"
-             r"(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z")
-
 # row layout (one list per row; columns are formed in finish())
 KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
+Row = list[Any]
+#: the last record, which a following stack frame belongs to: a row, or (chunk, index) of a row kept as columns
+RowRef = Row | tuple[int, int]
 _ROW = {"kind": KIND, "pid": PID, "ts": TS, "end": END, "dur": DUR, "name": NAME, "args": ARGS, "ret_text": RET,
         "retval": RETVAL, "errno": ERRNO, "signal": SIGNAL, "backtrace": STACK, "line": LINE}
-
-
-def _head_pattern(pid_mode: int, ts_mode: int) -> str:
-    """The start of a record line: the pid column (if any) and the timestamp (if any)."""
-    return "^" + (r"([0-9]+) +" if pid_mode == PID_COLUMN else "") + _TS_PAT[ts_mode]
-
-
-def _fast_patterns(pid_mode: int, ts_mode: int):
-    r"""Whole-line regexes for the three commonest shapes (complete, unfinished, resumed).
-
-    They accept a subset of what the general rules accept and give the same
-    fields: a greedy ``(.*)`` before ``\) = `` picks the rightmost ``)`` whose
-    (simple) tail reaches the end of the line, which is the general rule's choice.
-    """
-    head = _head_pattern(pid_mode, ts_mode)
-    complete = re.compile(head + r"([A-Za-z0-9_]+)\((.*)" + _TAIL_PAT)
-    unfinished = re.compile(head + r"([A-Za-z0-9_]+)\((.*) <unfinished \.\.\.>\Z")
-    resumed = re.compile(head + r"<\.\.\. ([A-Za-z0-9_]+) resumed>(?! )(.*)" + _TAIL_PAT)
-    return complete, unfinished, resumed
 
 
 class RefParser:
@@ -366,29 +357,30 @@ class RefParser:
         self.summary: list[tuple[int, str]] = []
         # state
         self.in_summary = False
-        self.pending: dict[int, list] = {}  # pid -> row of its <unfinished ...> half
-        self.last_row: list | None = None
+        self.pending: dict[int, Row] = {}  # pid -> row of its <unfinished ...> half
+        self.last_row: RowRef | None = None
         self.day_off = 0
         self.last_ts = NA
         self.rel_sum = 0
         self.live: set[int] = set()
         self.announced: set[int] = set()
-        self.unknown_rows: list[list] = []
+        self.unknown_rows: list[Row] = []
         self.leader_known = False
         self.leader_pid = NA
-        self.unknown_cols: list = []  # (chunk, row indexes) of rows kept as columns that have no pid yet
+        self.unknown_cols: list[tuple[int, np.ndarray]] = []  # (chunk, row indexes) of rows kept as columns
+        # that have no pid yet
         self.splice: str | None = None
         self.splice_line = 0
-        self._fast = _fast_patterns(pid_mode, ts_mode)
-        self._vpats = None  # the column-at-a-time tokenizer's patterns, made on first use
+        self._fast = fast_patterns(pid_mode, ts_mode)
+        self._vpats: Patterns | None = None  # the column-at-a-time tokenizer's patterns, made on first use
         self._hms: dict[str, int] = {}
         self.colour: tuple[int, str] | None = None  # first line with an ANSI colour escape
-        self.chunks: list[tuple] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
+        self.chunks: list[tuple[Any, ...]] = []  # rows kept as columns: (line, pid, ts, end, dur, name, args, ret, retval, errno, kind)
         self.cstack: dict[tuple[int, int], str] = {}  # stack frames of rows kept as columns, by (chunk, index)
 
     # -- rows ---------------------------------------------------------------
-    def _row(self, kind, pid, ts, lineno, name=-1, args="", ret_text=None, retval=NA,
-             errno=-1, dur=NA, signal=-1) -> list:
+    def _row(self, kind: int, pid: int, ts: int, lineno: int, name: int = -1, args: str = "",
+             ret_text: str | None = None, retval: int = NA, errno: int = -1, dur: int = NA, signal: int = -1) -> Row:
         row = [kind, pid, ts, ts, dur, name, args, ret_text, retval, errno, signal, None, lineno]
         self.rows.append(row)
         if pid == NA and self.pid_mode == PID_NONE:
@@ -418,7 +410,8 @@ class RefParser:
         return self.rel_sum
 
     # -- lines --------------------------------------------------------------
-    def _bulk_complete(self, ms: list, cand: list[int], k: int, kt: int) -> tuple:
+    def _bulk_complete(self, ms: list[Any], cand: list[int], k: int,
+                       kt: int) -> tuple[list[tuple[Any, ...]], list[int] | None, list[int], list[int]]:
         """Fields of the candidate complete lines, column by column (C-level loops where possible)."""
         cols = list(zip(*[ms[i].groups() for i in cand], strict=True))
         mode = self.ts_mode
@@ -438,7 +431,7 @@ class RefParser:
             raw = None
         dur = [NA if di is None else _w(int(di) * 1_000_000_000 + (int(df) * _POW[len(df)] if df else 0))
                for di, df in zip(cols[kt + 5], cols[kt + 6], strict=True)]
-        rv = [int(t) if (t[0] != "0" or len(t) == 1) and t[0] != "?" and len(t) < 19 else _retval(t)
+        rv = [int(t) if (t[0] != "0" or len(t) == 1) and t[0] != "?" and len(t) < 19 else parse_retval(t)
               for t in cols[kt + 3]]
         return cols, raw, dur, rv
 
@@ -456,21 +449,23 @@ class RefParser:
         give the same rows.
         """
         n0 = self.lineno
-        if not isinstance(block, str):
-            block = bytes(block)
-            if block.find(b"\x1b") < 0 or b"\x1b[" not in block:  # (one byte is found much faster)
-                lines = self._feed_vector(block, n0)
-                if lines is not None:
-                    self.lineno = n0 + lines
+        if isinstance(block, str):
+            text = block
+        else:
+            data = bytes(block)
+            if data.find(b"\x1b") < 0 or b"\x1b[" not in data:  # (one byte is found much faster)
+                taken = self._feed_vector(data, n0)
+                if taken is not None:
+                    self.lineno = n0 + taken
                     return
-            block = block.decode("latin-1")
-        lines = block.split("\n")
+            text = data.decode("latin-1")
+        lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         self._feed_seq(lines, n0)
         self.lineno = n0 + len(lines)
 
-    def _intern(self, arr, table: _Intern):
+    def _intern(self, arr: pa.Array, table: _Intern) -> np.ndarray:
         """Codes of an Arrow string array in an intern table (-1 for nulls), as int64."""
         import numpy as np
         import pyarrow.compute as pc
@@ -508,14 +503,15 @@ class RefParser:
         if (self._force_seq or ts_mode == TS_REL or self.splice is not None or self.in_summary or not block):
             return None
         if self._vpats is None:
-            self._vpats = _vector.patterns(pid_mode, ts_mode)
+            self._vpats = vector_patterns(pid_mode, ts_mode)
         tb = _vector.tokenize(block, pid_mode, ts_mode, self._vpats)
         if tb is None:
             return None
         n, shape, raw = tb.n, tb.shape, tb.raw
         tod = ts_mode == TS_TOD
         if tod:
-            fast = shape != _vector.OTHER
+            assert raw is not None  # -t/-tt stamps are read by the tokenizer
+            fast = shape != OTHER
             if ((raw[1:] < raw[:-1] - HALF_DAY_NS) & fast[1:] & fast[:-1]).any():
                 return None  # a midnight inside the block: the sequential loop rolls the day over
         cpos, upos, rpos = tb.cpos, tb.upos, tb.rpos
@@ -550,34 +546,36 @@ class RefParser:
         uidx[upos] = np.arange(len(upos))
         ridx = np.full(n, -1, dtype=np.int64)
         ridx[rpos] = np.arange(len(rpos))
-        raw_l = raw.tolist() if raw is not None else None
+        raw_l: list[int] = raw.tolist() if raw is not None else []  # empty without timestamps
         rdur, rrv = R["dur"], R["retval"]
         from bisect import bisect_left
 
         cand = cpos.tolist()
         day_off = self.day_off
-        if tod and shape[0] != _vector.OTHER and raw_l[0] + day_off < self.last_ts - HALF_DAY_NS:
+        if tod and shape[0] != OTHER and raw_l[0] + day_off < self.last_ts - HALF_DAY_NS:
             day_off += DAY_NS
         offsets = [(0, day_off)]  # (first line, day offset)
         nch = len(self.chunks)
         HC, HP, HL = nch, nch + 1, nch + 2  # this block's chunks: complete, joined halves, lone resumed
-        pending = self.pending
         rows_append = self.rows.append
         pair_u: list[int] = []
         pair_r: list[int] = []
         lone: list[int] = []
-        made: dict[int, list] = {}  # unfinished halves given a row of their own
+        made: dict[int, Row] = {}  # unfinished halves given a row of their own
         last = self.last_row
+        # while a block is taken, a half waiting here is its index in the block (made a row before any
+        # other line is read)
+        pending = cast("dict[int, Row | int]", self.pending)
         seg = 0  # first line of the current run of fast lines
         cut = n
         starts, ends = tb.starts, tb.ends
 
         def abs_ts(p: int) -> int:
-            if raw_l is None:
+            if raw is None:
                 return NA
             return raw_l[p] + day_off if tod else raw_l[p]
 
-        def unfinished_row(j: int) -> list:
+        def unfinished_row(j: int) -> Row:
             p = int(upos[j])
             ts = abs_ts(p)
             row = [K_UNFINISHED, upid[j], ts, ts, NA, name_of(ucl[j]), U["args"][j].as_py(), "<unfinished ...>", NA,
@@ -588,7 +586,7 @@ class RefParser:
             made[j] = row
             return row
 
-        def merge(q: list, j: int, p: int) -> None:  # a resumed half completes a row carried as a list
+        def merge(q: Row, j: int, p: int) -> None:  # a resumed half completes a row carried as a list
             q[KIND] = K_CALL
             q[ARGS] += R["args"][j].as_py()
             q[END] = abs_ts(p)
@@ -598,14 +596,14 @@ class RefParser:
             e = R["errno"][j].as_py()
             q[ERRNO] = -1 if e is None else self.errnos(e)
 
-        def join_loop(evs: list[int], last):
+        def join_loop(evs: list[int], last: RowRef | None) -> RowRef | None:
             """The halves of one run, one by one (the pending map as in _feed_seq)."""
             for p in evs:
                 if shape_l[p] == 1:  # unfinished half
                     j = uidx_l[p]
                     pid = upid[j]
                     old = pending.get(pid)
-                    if old is not None and old.__class__ is int:
+                    if isinstance(old, int):
                         unfinished_row(old)  # superseded: it stays unfinished
                     pending[pid] = j
                     continue
@@ -615,7 +613,7 @@ class RefParser:
                 if q is None:
                     lone.append(j)
                     last = (HL, len(lone) - 1)
-                elif q.__class__ is int:
+                elif isinstance(q, int):
                     if ucl[q] == rcl[j]:
                         pair_u.append(q)
                         pair_r.append(j)
@@ -633,7 +631,7 @@ class RefParser:
                     last = (HL, len(lone) - 1)
             return last
 
-        def join_vec(lo: int, hi: int, last):
+        def join_vec(lo: int, hi: int, last: RowRef | None) -> RowRef | None:
             """The halves of one run [lo, hi) at once: the same pairs as join_loop, found per pid with numpy."""
             ua, ub = np.searchsorted(upos, (lo, hi))
             ra, rb = np.searchsorted(rpos, (lo, hi))
@@ -662,10 +660,10 @@ class RefParser:
             is_lone[r_at] = False
             joined = np.zeros(m, dtype=bool)
             joined[u_at] = True
-            merged: dict[int, list] = {}
+            merged: dict[int, Row] = {}
             for k in np.flatnonzero(~isu & ~has_u).tolist():  # before any unfinished half of their pid
-                q = pending.get(int(pid[k]))
-                if q is not None and q[NAME] == name_of(int(code[k])):
+                q = pending.get(int(pid[k]))  # (a row: halves of this block wait only inside their run)
+                if isinstance(q, list) and q[NAME] == name_of(int(code[k])):
                     merge(q, int(idx[k]), int(line[k]))
                     del pending[int(pid[k])]
                     is_lone[k] = False
@@ -693,16 +691,16 @@ class RefParser:
                 j = ridx_l[hi - 1]
                 if j in merged:
                     return merged[j]
-                k = np.flatnonzero(pr == j)
-                if len(k):
-                    return (HP, base_p + int(k[0]))
+                at = np.flatnonzero(pr == j)
+                if len(at):
+                    return (HP, base_p + int(at[0]))
                 return (HL, base_l + int(np.flatnonzero(ls == j)[0]))
             return last
 
         shape_l = shape.tolist()
         uidx_l, ridx_l = uidx.tolist(), ridx.tolist()
-        halves = np.flatnonzero((shape == _vector.UNFINISHED) | (shape == _vector.RESUMED)).tolist()
-        bounds = np.flatnonzero(shape == _vector.OTHER).tolist()
+        halves = np.flatnonzero((shape == UNFINISHED) | (shape == RESUMED)).tolist()
+        bounds = np.flatnonzero(shape == OTHER).tolist()
         hi_ = 0
         for p in bounds + [n]:
             lo_, hi_ = hi_, bisect_left(halves, p, hi_)
@@ -721,15 +719,15 @@ class RefParser:
                 break
             # a line for the sequential rules: they see the state _feed_seq would leave
             for pid, q in list(pending.items()):
-                if q.__class__ is int:
+                if isinstance(q, int):
                     pending[pid] = unfinished_row(q)
             if p > seg:  # the run before it is all fast: its last line sets the clock and the last row
                 if tod:
                     self.last_ts = raw_l[p - 1] + day_off
                 prev = shape[p - 1]
-                if prev == _vector.COMPLETE:
+                if prev == COMPLETE:
                     last = (HC, bisect_left(cand, p) - 1)
-                elif prev == _vector.UNFINISHED:
+                elif prev == UNFINISHED:
                     last = made[int(uidx[p - 1])]
             self.last_row, self.day_off = last, day_off
             known = self.leader_known
@@ -742,20 +740,20 @@ class RefParser:
                 cut = p + 1
                 break
             seg = p + 1
-            if tod and seg < n and shape[seg] != _vector.OTHER and raw_l[seg] + day_off < self.last_ts - HALF_DAY_NS:
+            if tod and seg < n and shape[seg] != OTHER and raw_l[seg] + day_off < self.last_ts - HALF_DAY_NS:
                 day_off += DAY_NS
             if day_off != offsets[-1][1]:
                 offsets.append((seg, day_off))
         for pid, q in list(pending.items()):  # halves still waiting carry over as rows
-            if q.__class__ is int:
+            if isinstance(q, int):
                 pending[pid] = unfinished_row(q)
         if cut == n and n > seg:  # the block ends with a run of fast lines
             if tod:
                 self.last_ts = raw_l[n - 1] + day_off
             prev = shape[n - 1]
-            if prev == _vector.COMPLETE:
+            if prev == COMPLETE:
                 last = (HC, len(cand) - 1)
-            elif prev == _vector.UNFINISHED:
+            elif prev == UNFINISHED:
                 last = made[int(uidx[n - 1])]
         self.last_row, self.day_off = last, day_off
         # absolute timestamps of every line (day offset by line range)
@@ -821,10 +819,11 @@ class RefParser:
         plain = self.splice is None and not self.in_summary
         last = self.last_row
         cm = complete.match  # (an <unfinished ...> line never is a complete call)
-        ms = [None if s.endswith(_UNFINISHED) else cm(s) for s in lines]
+        ms = [None if s.endswith(UNFINISHED_MARK) else cm(s) for s in lines]
         cand = [i for i, m in enumerate(ms) if m is not None] if bulk else []
         if cand:
             ccols, craw, cdur, crv = self._bulk_complete(ms, cand, k, kt)
+            stamps = craw if craw is not None else []  # (read only with timestamps)
         taken: list[int] = []  # candidate positions taken as complete rows
         cts: list[int] = []  # their absolute timestamps
         ci = -1
@@ -843,20 +842,20 @@ class RefParser:
             elif m is not None:
                 if bulk:
                     if tod:
-                        t = craw[ci] + day_off
+                        t = stamps[ci] + day_off
                         if t < last_ts - HALF_DAY_NS:
                             day_off += DAY_NS
                             t += DAY_NS
                         last_ts = t
                         cts.append(t)
                     elif rel:
-                        self.rel_sum = _w(self.rel_sum + craw[ci])
+                        self.rel_sum = _w(self.rel_sum + stamps[ci])
                         cts.append(self.rel_sum)
                     last = (nch, len(taken))
                     taken.append(ci)
                     continue
                 shape = 0
-            elif s.endswith(_UNFINISHED):
+            elif s.endswith(UNFINISHED_MARK):
                 m = unfinished.match(s)
                 shape = 1
             elif "resumed>" in s:
@@ -873,7 +872,7 @@ class RefParser:
             g = m.groups()
             if column:
                 pid = g[0]
-                pid = int(pid) if len(pid) < 19 else _wrap(int(pid))
+                pid = int(pid) if len(pid) < 19 else wrap_int64(int(pid))
             elif fixed:
                 pid = self.fixed_pid
             elif len(self.live) == 1 and self.leader_known:
@@ -882,20 +881,19 @@ class RefParser:
                 pid = NA
             if tod:
                 hms = g[k]
-                t = hms_get(hms)
-                if t is None:
+                known = hms_get(hms)
+                if known is None:
                     self.day_off, self.last_ts = day_off, last_ts
-                    t = tsf((hms, g[k + 1]))
+                    ts = tsf((hms, g[k + 1]))
                     day_off, last_ts = self.day_off, self.last_ts
                 else:
                     fr = g[k + 1]
                     if fr:
-                        t += int(fr) * _POW[len(fr)]
-                    if t + day_off < last_ts - HALF_DAY_NS:
+                        known += int(fr) * _POW[len(fr)]
+                    if known + day_off < last_ts - HALF_DAY_NS:
                         day_off += DAY_NS
-                    t += day_off
-                    last_ts = t
-                ts = t
+                    ts = known + day_off
+                    last_ts = ts
             elif nt:
                 ts = tsf(g[k:kt])
             else:
@@ -918,9 +916,9 @@ class RefParser:
             else:
                 dur = int(di) * 1_000_000_000 + int(df) * _POW[len(df)] if df else int(di) * 1_000_000_000
                 if dur >= _I64:
-                    dur = _wrap(dur)
+                    dur = wrap_int64(dur)
             c0 = tok[0]
-            rv = int(tok) if (c0 != "0" or len(tok) == 1) and c0 != "?" and len(tok) < 19 else _retval(tok)
+            rv = int(tok) if (c0 != "0" or len(tok) == 1) and c0 != "?" and len(tok) < 19 else parse_retval(tok)
             ec = -1 if err is None else errnos(err)
             code = name_get(name)
             if code is None:
@@ -954,7 +952,9 @@ class RefParser:
         if taken:
             self._store_complete(ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt)
 
-    def _store_complete(self, ccols, craw, cdur, crv, cand, taken, cts, n0, k, kt) -> None:
+    def _store_complete(self, ccols: Sequence[Sequence[Any]], craw: list[int] | None, cdur: list[int],
+                        crv: list[int], cand: list[int], taken: list[int], cts: list[int], n0: int, k: int,
+                        kt: int) -> None:
         """Keep the taken complete rows as columns (one chunk per block)."""
         if len(taken) != len(cand):
             keep = taken
@@ -964,9 +964,10 @@ class RefParser:
             craw = None if craw is None else [craw[i] for i in keep]
         lines = [n0 + 1 + cand[i] for i in taken]
         if self.pid_mode == PID_COLUMN:
-            pid = [int(p) if len(p) < 19 else _wrap(int(p)) for p in ccols[0]]
+            pid = [int(p) if len(p) < 19 else wrap_int64(int(p)) for p in ccols[0]]
         else:
             pid = [self.fixed_pid] * len(lines)
+        ts: list[int] | None
         if self.ts_mode in (TS_TOD, TS_REL):
             ts = cts
         elif self.ts_mode == TS_EPOCH:
@@ -1098,8 +1099,8 @@ class RefParser:
                 return "expected '<... NAME resumed>'"
             name = m.group(1)
             j = m.end()
-            if s.startswith(_UNFINISHED, j):
-                j += len(_UNFINISHED)
+            if s.startswith(UNFINISHED_MARK, j):
+                j += len(UNFINISHED_MARK)
             elif j < n and s[j] == " ":
                 j += 1
             sp = _split_call(s, j)
@@ -1122,6 +1123,7 @@ class RefParser:
                 if marker == "<unfinished ...>":
                     self.pending[pid] = row
                 return None
+            assert tail is not None  # a call ends in a marker or a tail
             rt, rv, er, du = tail
             row[KIND] = K_CALL
             row[RET] = rt
@@ -1149,7 +1151,7 @@ class RefParser:
                 v = inner[12:]
                 if not _isdec(v):
                     return "bad exit status"
-                self._row(K_EXIT, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+                self._row(K_EXIT, pid, ts, lineno, ret_text=inner, retval=wrap_int64(int(v)))
             elif inner.startswith("killed by "):
                 k = inner.find(" ", 10)
                 sig = inner[10:] if k < 0 else inner[10:k]
@@ -1158,7 +1160,7 @@ class RefParser:
                 v = inner[28:]
                 if not _isdec(v):
                     return "bad pid in superseded line"
-                self._row(K_SUPERSEDED, pid, ts, lineno, ret_text=inner, retval=_wrap(int(v)))
+                self._row(K_SUPERSEDED, pid, ts, lineno, ret_text=inner, retval=wrap_int64(int(v)))
             else:
                 return "unknown '+++' line"
             self.pending.pop(pid, None)
@@ -1179,6 +1181,7 @@ class RefParser:
             if marker == "<unfinished ...>":
                 self.pending[pid] = row
             return None
+        assert tail is not None  # a call ends in a marker or a tail
         rt, rv, er, du = tail
         self._row(K_CALL, pid, ts, lineno, name=code, args=args, ret_text=rt, retval=rv,
                   errno=self.errnos(er), dur=du)

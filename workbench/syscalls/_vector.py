@@ -7,8 +7,9 @@ as arrays; every other line is left to the sequential rules of
 
 * it is ASCII (other bytes are decoded by the sequential rules);
 * the whole line matches the same regex as the reference's fast patterns
-  (``_fast_patterns``; RE2 and Python agree on these: no back-references, and
-  the one look-ahead is rewritten as a character class);
+  (:func:`._grammar.vector_patterns` of :func:`._grammar.fast_patterns`; RE2
+  and Python agree on these: no back-references, and the one look-ahead is
+  rewritten as a character class);
 * for a complete call or a resumed half, ``) = `` (``\\) +=``) occurs exactly
   once in the line, so the greedy choice of the closing parenthesis is the
   only one.
@@ -26,31 +27,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import _reference as ref
+from ._grammar import (
+    COMPLETE,
+    DIGITS,
+    ERRNO_CHARS,
+    NA,
+    NAME_CHARS,
+    OTHER,
+    PID_COLUMN,
+    RESUMED,
+    TS_EPOCH,
+    TS_TOD,
+    UNFINISHED,
+    UNFINISHED_MARK,
+    Patterns,
+    parse_retval,
+)
 
-COMPLETE, UNFINISHED, RESUMED, OTHER = 0, 1, 2, 3
-_UNF = b" <unfinished ...>"
+_UNF = UNFINISHED_MARK.encode()
 _POW = np.array([10 ** (9 - k) for k in range(10)], dtype=np.int64)
-
-
-@dataclass
-class Patterns:
-    any: str  # a line of one of the three shapes
-    resumed_head: str  # the start of a resumed half
-
-
-def patterns(pid_mode: int, ts_mode: int) -> Patterns:
-    """The reference's own three fast patterns, in RE2 syntax, as one alternation; and a resumed half's start.
-
-    The shapes exclude each other: after the head a resumed half has '<', the
-    others a name; a call's return tail cannot end in ' <unfinished ...>'.
-    """
-    shapes = [p.pattern.replace(r"\Z", "$") for p in ref._fast_patterns(pid_mode, ts_mode)]
-    lookahead = "(?! )(.*)"  # RE2 has no look-ahead: the same language as a character class
-    assert shapes[2].count(lookahead) == 1, shapes[2]
-    shapes[2] = shapes[2].replace(lookahead, "((?:[^ ].*)?)")
-    return Patterns(any="|".join(f"(?:{p})" for p in shapes),
-                    resumed_head=ref._head_pattern(pid_mode, ts_mode) + "<")
 
 
 @dataclass
@@ -91,15 +86,17 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
     win = sliding_window_view(np.concatenate([buf, np.zeros(_PAD, dtype=np.uint8)]), _PAD)
     pos = b.copy()
     pid = None
-    if pid_mode == ref.PID_COLUMN:
-        pid, pos = _pid(buf, win, b, e)
-        if pid is None:
+    if pid_mode == PID_COLUMN:
+        got = _pid(buf, win, b, e)
+        if got is None:
             return None
+        pid, pos = got
     raw = None
-    if ts_mode in (ref.TS_TOD, ref.TS_EPOCH):
-        t, pos = _tod(buf, win, pos, e) if ts_mode == ref.TS_TOD else _epoch(buf, pos, e)
-        if t is None:
+    if ts_mode in (TS_TOD, TS_EPOCH):
+        got = _tod(buf, win, pos, e) if ts_mode == TS_TOD else _epoch(buf, pos, e)
+        if got is None:
             return None
+        t, pos = got
         raw = np.zeros(n, dtype=np.int64)
         raw[fast] = t
         pos = pos + 1  # the space before the body
@@ -131,7 +128,7 @@ def tokenize(block: bytes, pid_mode: int, ts_mode: int, pats: Patterns) -> Block
 
     line_pid = None
     if pid is not None:
-        line_pid = np.full(n, ref.NA, dtype=np.int64)
+        line_pid = np.full(n, NA, dtype=np.int64)
         line_pid[fast] = pid
     cpos, upos, rpos = (np.flatnonzero(shape == k) for k in (COMPLETE, UNFINISHED, RESUMED))
     return Block(n=n, starts=starts, ends=ends, shape=shape, raw=raw, cpos=cpos, upos=upos, rpos=rpos,
@@ -155,7 +152,8 @@ def _lines(block: bytes, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, pa.Ar
     return starts, ends, both.take(pa.array(np.arange(0, 2 * n, 2)))
 
 
-def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array, pats: Patterns):
+def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array,
+              pats: Patterns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Shape of every line, and for complete calls and resumed halves where their ``) += `` is."""
     n = len(ends)
     ok = np.ones(n, dtype=bool)
@@ -183,7 +181,8 @@ def _classify(buf: np.ndarray, ends: np.ndarray, lines: pa.Array, pats: Patterns
     return shape, split, eqpos
 
 
-def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, ret_s: np.ndarray, e: np.ndarray):
+def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, ret_s: np.ndarray,
+             e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The return tail from ``ret_s``: where its text ends, the value, the errno name's span, the duration.
 
     Returns (ret_end, retval, errno_start, errno_end, has_errno, duration_ns), or None for a duration
@@ -200,7 +199,7 @@ def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, re
         lt_at[ends_gt] = _scan_back(buf, e[ends_gt] - 1, ret_s[ends_gt], _DURCH)
     has_dur = fixed | (ends_gt & (lt_at > ret_s) & (buf[lt_at] == 60) & (buf[lt_at - 1] == 32))
     ret_e = np.where(isu, ret_s, np.where(has_dur, lt_at - 1, e))
-    dur = np.full(len(e), ref.NA, dtype=np.int64)
+    dur = np.full(len(e), NA, dtype=np.int64)
     dur[fixed] = (w[fixed][:, _DUR_AT].astype(np.int64) - 48) @ _DUR_NS
     general = np.flatnonzero(has_dur & ~fixed)
     if len(general):
@@ -228,24 +227,24 @@ def _returns(block: bytes, buf: np.ndarray, win: np.ndarray, isu: np.ndarray, re
     neg = buf[ret_s] == 45
     tl = tok_e - ret_s
     simple = ~isu & (tl < 19) & (buf[ret_s] != 63) & ((buf[ret_s] != 48) | (tl == 1))
-    rv = np.full(len(e), ref.NA, dtype=np.int64)
+    rv = np.full(len(e), NA, dtype=np.int64)
     mag = _uint(buf, np.where(simple, ret_s + neg, e), np.where(simple, tok_e, e))
     rv[simple] = np.where(neg, -mag, mag)[simple]
     odd = np.flatnonzero(~isu & ~simple)
     if len(odd):
-        rv[odd] = [ref._retval(block[x:y].decode("ascii"))
+        rv[odd] = [parse_retval(block[x:y].decode("ascii"))
                    for x, y in zip(ret_s[odd].tolist(), tok_e[odd].tolist(), strict=True)]
     return ret_e, rv, err_s, err_e, has_err, dur
 
 
-def _epoch(buf: np.ndarray, pos: np.ndarray, e: np.ndarray):
-    """'S[.F]' at ``pos``: ns and where it ends; (None, None) beyond int64 nanoseconds."""
+def _epoch(buf: np.ndarray, pos: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """'S[.F]' at ``pos``: ns and where it ends; None beyond int64 nanoseconds."""
     dot = _scan(buf, pos, e, _DIGIT)
     if (dot - pos).max() >= 11:
-        return None, None
+        return None
     whole = _uint(buf, pos, dot)
     if (whole > 9_223_372_035).any():
-        return None, None
+        return None
     return _fraction(buf, dot, e, whole * 1_000_000_000)
 
 
@@ -255,12 +254,12 @@ def _table(chars: bytes) -> np.ndarray:
     return t
 
 
-_DIGIT = _table(b"0123456789")
+_DIGIT = _table(DIGITS.encode())
 _SPACE = _table(b" ")
 _TOKEN = _table(b"0123456789abcdefx?-")
-_ERRCH = _table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ERRCH = _table(ERRNO_CHARS.encode())
 _DURCH = _table(b"0123456789.")
-_NAMECH = _table(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_NAMECH = _table(NAME_CHARS.encode())
 
 
 def _scan(buf: np.ndarray, lo: np.ndarray, hi: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -291,11 +290,11 @@ def _next(buf: np.ndarray, ch: int, lo: np.ndarray) -> np.ndarray:
     return at[np.minimum(np.searchsorted(at, lo), len(at) - 1)]
 
 
-def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray):
-    """The pid column: values and where the timestamp starts; (None, None) for a pid too long for int64."""
+def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The pid column: values and where the timestamp starts; None for a pid too long for int64."""
     g = int(_scan(buf, b[:1], e[:1], _DIGIT)[0] - b[0])  # the first line's width, tried on all
     if g >= 19:
-        return None, None
+        return None
     w = win[b, :g + 2]
     fit = (w[:, g] == 32) & (w[:, g + 1] != 32) & ((w[:, :g] - 48) < 10).all(axis=1)
     pid = (w[:, :g].astype(np.int64) - 48) @ _TEN[g - 1::-1][:g] if g else np.zeros(len(b), dtype=np.int64)
@@ -304,7 +303,7 @@ def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray):
     if len(other):
         sp = _scan(buf, b[other], e[other], _DIGIT)
         if (sp - b[other]).max() >= 19:
-            return None, None
+            return None
         pid[other] = _uint(buf, b[other], sp)
         pos[other] = _scan(buf, sp, e[other], _SPACE)
     return pid, pos

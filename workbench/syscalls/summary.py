@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..schema import validate
+from ..errors import UsageError
+from ..schema import SideTable, requires, validate
 from ._schema import SUMMARY_SCHEMA
 
 
 def counted_calls(frame: pd.DataFrame) -> np.ndarray:
     """Boolean numpy mask of the rows strace's -c counts (calls that returned: kind
     "call" and a return other than a bare ``?``)."""
+    requires(frame, "kind", "ret_text")
     return (frame["kind"] == "call").to_numpy() & (frame["ret_text"] != "?").fillna(False).to_numpy()
 
 
@@ -25,6 +27,7 @@ def strace_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
     Columns: syscall (str), calls (int64), errors (int64).
     """
+    requires(frame, "kind", "ret_text", "syscall", "errno")
     m = counted_calls(frame)
     sub = pd.DataFrame({
         "syscall": frame["syscall"].astype(object).to_numpy()[m],
@@ -43,6 +46,7 @@ def syscall_summary(frame: pd.DataFrame) -> pd.DataFrame:
     sorted by total_s descending (then calls), like ``strace -c``.
     Durations come from -T (``duration_s``); NaN when the trace has none.
     """
+    requires(frame, "kind", "ret_text", "syscall", "errno", "duration_s")
     m = counted_calls(frame)
     sub = pd.DataFrame({
         "syscall": frame["syscall"].astype(object).to_numpy()[m],
@@ -75,6 +79,11 @@ def duration_histogram(frame: pd.DataFrame, bins_per_decade: int = 10, min_s: fl
     zero count are kept so every syscall has the same edges. Durations below
     ``min_s`` land in the first bin, above ``max_s`` in the last.
     """
+    requires(frame, "kind", "ret_text", "syscall", "duration_s")
+    if not (0 < min_s < max_s):
+        raise UsageError(f"duration_histogram(min_s={min_s!r}, max_s={max_s!r}): expected 0 < min_s < max_s")
+    if bins_per_decade < 1:
+        raise UsageError(f"duration_histogram(bins_per_decade={bins_per_decade!r}): expected at least 1")
     m = counted_calls(frame) & frame["duration_s"].notna().to_numpy()
     names = frame["syscall"].astype(object).to_numpy()[m]
     d = frame["duration_s"].to_numpy()[m]
@@ -118,12 +127,17 @@ def parse_summary_table(lines: list[str]) -> pd.DataFrame:
     return df
 
 
-def compare_with_strace(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+def compare_with_strace(frame: pd.DataFrame, table: pd.DataFrame | SideTable) -> pd.DataFrame:
     """Join parsed counts with strace's table; rows where calls or errors differ.
 
-    Columns: syscall, calls_strace, calls_parsed, errors_strace, errors_parsed.
-    An empty frame means the parse reproduces strace's own summary exactly.
+    ``table``: strace's own -c/-C table (``frame.attrs["strace_summary"]`` or
+    :func:`parse_summary_table`'s frame). Columns: syscall, calls_strace,
+    calls_parsed, errors_strace, errors_parsed. An empty frame means the parse
+    reproduces strace's own summary exactly.
     """
+    requires(frame, "kind", "ret_text", "syscall", "errno")
+    table = requires(table.frame() if isinstance(table, SideTable) else table, "syscall", "calls", "errors",
+                     by="compare_with_strace(table=)")
     mine = strace_counts(frame).rename(columns={"calls": "calls_parsed", "errors": "errors_parsed"})
     theirs = table[["syscall", "calls", "errors"]].rename(
         columns={"calls": "calls_strace", "errors": "errors_strace"})

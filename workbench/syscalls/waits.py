@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ..errors import UsageError
+from ..schema import requires
 from .summary import counted_calls
 
 __all__ = [
@@ -70,6 +71,7 @@ def classify_waits(frame: pd.DataFrame) -> pd.Series:
     ``-y`` annotations reads cannot be told apart and count as kernel work.
     Returns a categorical Series aligned with ``frame``.
     """
+    requires(frame, "kind", "syscall", "args")
     name = frame["syscall"].astype(object)
     is_call = (frame["kind"] == "call") | (frame["kind"] == "unfinished")
     idle = name.isin(ALWAYS_IDLE).to_numpy().copy()
@@ -80,6 +82,10 @@ def classify_waits(frame: pd.DataFrame) -> pd.Series:
     out = np.where(idle, "idle", "kernel").astype(object)
     out[~is_call.to_numpy(dtype=bool)] = None
     return pd.Series(pd.Categorical(out, categories=["idle", "kernel"]), index=frame.index, name="wait_class")
+
+
+#: the columns of a read_strace frame the timed-call analyses read
+_TIMED = ("kind", "ret_text", "syscall", "args", "duration_s", "pid", "timestamp_s", "line")
 
 
 def _timed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -170,6 +176,13 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
     (every call lasting the same 250 ms) piles up in one or two bins and does.
     Returns peaks sorted by syscall then location.
     """
+    requires(frame, *_TIMED)
+    if not (0 < min_s < max_s):
+        raise UsageError(f"duration_peaks(min_s={min_s!r}, max_s={max_s!r}): expected 0 < min_s < max_s")
+    if bins_per_decade < 1:
+        raise UsageError(f"duration_peaks(bins_per_decade={bins_per_decade!r}): expected at least 1")
+    from scipy import stats
+
     timed = _timed(frame)
     names = sorted(set(timed["syscall"])) if syscalls is None else list(syscalls)
     edges = np.logspace(math.log10(min_s), math.log10(max_s),
@@ -236,6 +249,7 @@ def calls_exceeding(frame: pd.DataFrame, threshold_s: float, *, exclude: Iterabl
     class), max_ms, median_over_ms, total_over_s; sorted by max_ms descending.
     ``exclude`` drops syscalls by name (e.g. ``["futex"]`` to ask "what else?").
     """
+    requires(frame, *_TIMED)
     timed = _timed(frame)
     timed = timed[~timed["syscall"].isin(list(exclude))]
     allc = timed.groupby(["syscall", "wait_class"]).size().rename("calls")
@@ -261,6 +275,9 @@ def slowest_calls(frame: pd.DataFrame, n: int = 10, *, exclude: Iterable[str] = 
 
     ``exclude`` drops syscalls by name; ``wait_class`` keeps only ``"idle"`` or ``"kernel"`` calls.
     """
+    requires(frame, *_TIMED)
+    if wait_class not in (None, "idle", "kernel"):
+        raise UsageError(f"slowest_calls(wait_class={wait_class!r}): expected 'idle', 'kernel' or None")
     timed = _timed(frame)
     timed = timed[~timed["syscall"].isin(list(exclude))]
     if wait_class is not None:
@@ -275,6 +292,7 @@ def wait_summary(frame: pd.DataFrame) -> pd.DataFrame:
 
     Sorted by class (idle first) then total time descending.
     """
+    requires(frame, *_TIMED)
     timed = _timed(frame)
     total = float(timed["duration_s"].sum())
     g = timed.groupby(["wait_class", "syscall"])["duration_s"]
