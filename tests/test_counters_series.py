@@ -154,7 +154,7 @@ def test_directory_tree_bad_path_is_a_reject_or_strict_error(tmp_path: Path) -> 
     s = read_series(tmp_path)
     rej = s.attrs["rejects"].frame()
     assert len(s) == 1 and rej["reason"].tolist() == ["path is not <host>/<ts>/<path> nor <ts>/<path>"]
-    with pytest.raises(ParseError, match=r"notes\.txt:0: path is not"):
+    with pytest.raises(ParseError, match=r"notes\.txt: path is not"):
         read_series(tmp_path, strict=True)
     empty = tmp_path / "empty"
     empty.mkdir()
