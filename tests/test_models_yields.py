@@ -14,8 +14,11 @@ from workbench.models.yields import (
     LognormalLag,
     fit_band,
     fit_duration,
+    fit_lab,
     fit_yields,
+    lab_summary,
     lag_threshold_ms,
+    offload_comparison,
     predict_duration_ms,
     prediction_grid,
     read_published,
@@ -226,3 +229,18 @@ def test_lag_distributions_reject_nonsense() -> None:
         LognormalLag(0.0, 0.5)
     with pytest.raises(UsageError, match="finite values"):
         EmpiricalLag(np.array([1.0, math.nan]))
+
+
+def test_analyses_name_the_columns_they_need(published: pd.DataFrame) -> None:
+    with pytest.raises(SchemaError, match=r"fit_duration needs column\(s\) \['event_loop_ms', 'duration_ms'\]"):
+        fit_duration(published[["sections", "yields"]])
+    with pytest.raises(SchemaError, match=r"fit_yields needs column\(s\) \['sections'\]"):
+        fit_yields(published[["yields"]])
+    with pytest.raises(SchemaError, match=r"fit_lab needs column\(s\) \['mode'"):
+        fit_lab(published)
+    with pytest.raises(SchemaError, match=r"offload_comparison needs column\(s\) \['mode'"):
+        offload_comparison(published)
+    with pytest.raises(SchemaError, match=r"lab_summary needs column\(s\) \['mode'"):
+        lab_summary(published)
+    with pytest.raises(UsageError, match="n_instances=0"):
+        timeout_risk(fit_duration(published), fit_yields(published), 8, 1000.0, LognormalLag(10, 0.5), n_instances=0)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.errors import ParseError, SchemaError
+from workbench.errors import ParseError, SchemaError, UsageError
 from workbench.models import scaling as sc
 from workbench.schema import validate
 
@@ -238,3 +238,22 @@ def test_bottlenecks_pick_the_busiest_single_actor() -> None:
     assert tx.actors == 40 and tx.work_share > 0.5
     with pytest.raises(ValueError, match="unknown metric"):
         sc.bottlenecks(acts, by="nope")
+
+
+def test_analyses_name_the_columns_they_need(times: pd.DataFrame, cores: pd.DataFrame) -> None:
+    with pytest.raises(SchemaError, match=r"fit_power_laws needs column\(s\) \['transfers'\]"):
+        sc.fit_power_laws(cores)
+    with pytest.raises(SchemaError, match=r"speedups needs column\(s\)"):
+        sc.speedups(cores)
+    with pytest.raises(SchemaError, match=r"usl_by_iteration needs column\(s\) \['throughput_per_s'\]"):
+        sc.usl_by_iteration(cores)
+    with pytest.raises(SchemaError, match=r"grid_matches needs column\(s\) \['cores'\]"):
+        sc.grid_matches(times, times)
+    with pytest.raises(SchemaError, match=r"loc_summary needs column\(s\) \['lines'\]"):
+        sc.loc_summary(times)
+    with pytest.raises(SchemaError, match="kind_shares needs column"):
+        sc.kind_shares(times)
+    with pytest.raises(UsageError, match="numerator=1 and denominator=9"):
+        sc.speedups(times, 1, 9)
+    with pytest.raises(UsageError, match="min_time_s=100"):
+        sc.fit_power_law([1, 2, 3], [1.0, 2.0, 3.0], min_time_s=100)
