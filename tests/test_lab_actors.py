@@ -92,7 +92,7 @@ def test_cli_writes_csvs_the_loaders_read(tmp_path) -> None:
     assert rc == 0
     runs = lab.read_runs(tmp_path / "runs.csv")
     actors = lab.read_actor_metrics(tmp_path / "actors.csv")
-    assert len(runs) == 3 * 2 * 2 * 2 and runs.attrs["rejects"].empty and actors.attrs["rejects"].empty
+    assert len(runs) == 3 * 2 * 2 * 2 and len(runs.attrs["rejects"]) == 0 and len(actors.attrs["rejects"]) == 0
     validate(runs, lab.RUNS_SCHEMA)
     validate(actors, lab.ACTOR_METRICS_SCHEMA)
     assert runs["money_conserved"].all()
@@ -115,11 +115,11 @@ def test_loaders_reject_bad_rows() -> None:
     good = "1,1,2,1,2,2,0.0001,25,4,2,0,0,0,20,20,True,True,ok"
     bad = "1,1,3,1,3,6,0.0001,25,4,2,0,0,0,30,30,maybe,True,ok"
     df = lab.read_runs(f"{header}\n{good}\n{bad}\n")
-    assert len(df) == 1 and "true/false" in df.attrs["rejects"].iloc[0]["reason"]
+    assert len(df) == 1 and "true/false" in df.attrs["rejects"].frame().iloc[0]["reason"]
     aheader = ",".join(lab.ACTOR_METRICS_SCHEMA.names())
     text = f"{aheader}\n1,1,2,1,2,bank-1,bank,1,1,1,0.1,1,0,2\n1,1,2,1,2,ghost,phantom,1,1,1,0.1,1,0,2\n"
     df = lab.read_actor_metrics(text)
-    assert len(df) == 1 and df.attrs["rejects"].iloc[0]["line"] == 3
+    assert len(df) == 1 and df.attrs["rejects"].frame().iloc[0]["line"] == 3
     with pytest.raises(ParseError, match="unknown actor kind"):
         lab.read_actor_metrics(text, strict=True)
 

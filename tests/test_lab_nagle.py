@@ -1,38 +1,73 @@
 """The Nagle lab: loopback only, bounded, and it reproduces the 40 ms stall for real."""
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from workbench.cli import build_parser, main
+from workbench.errors import UsageError
 from workbench.lab import nagle
+from workbench.lab._net import check_loopback
 from workbench.stats import find_quantum
 
+NOT_LOOPBACK = ["10.0.0.1", "0.0.0.0", "example.com", "::ffff:10.0.0.1", "8.8.8.8", "192.168.1.1", "::2"]
 
-@pytest.mark.parametrize("host", ["8.8.8.8", "10.0.0.1", "192.168.1.1", "example.com", "::2", "0.0.0.0"])
-def test_refuses_non_loopback(host):
-    with pytest.raises(ValueError, match="loopback"):
-        nagle.check_loopback(host)
-    with pytest.raises(ValueError, match="loopback"):
+
+@pytest.fixture
+def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any socket or server process started from here on fails the test."""
+
+    class Refused(socket.socket):
+        def __init__(self, *_args: object, **_kw: object) -> None:
+            raise AssertionError("a socket was opened before the address was refused")
+
+    def no_process(*_args: object, **_kw: object) -> None:
+        raise AssertionError("a server process was started before the address was refused")
+
+    monkeypatch.setattr(socket, "socket", Refused)
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+
+
+@pytest.mark.parametrize("host", NOT_LOOPBACK)
+def test_refuses_non_loopback_before_any_socket(host: str, no_sockets: None) -> None:
+    with pytest.raises(UsageError, match=r"nagle lab only talks to loopback.*host="):
         nagle.serve(host)
-    with pytest.raises(ValueError, match="loopback"):
+    with pytest.raises(UsageError, match="loopback"):
         nagle.load_run(host, 1, 10, 1)
-    with pytest.raises(ValueError, match="loopback"):
+    with pytest.raises(UsageError, match="loopback"):
         nagle.ping_run(host, 1)
+    with pytest.raises(UsageError, match="loopback"):
+        nagle.run_capture(host=host, progress=False)
+    with pytest.raises(UsageError, match="loopback"):  # the server process's own body checks too
+        nagle._server_main(host, frozenset(), 0.0, 1.0)
+
+
+def test_server_process_refuses_non_loopback_on_its_own() -> None:
+    pkg = str(Path(nagle.__file__).resolve().parents[2])
+    proc = subprocess.run([sys.executable, "-c", nagle._SERVER_CODE, pkg, "10.0.0.1", "", "0.0", "5.0"],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode != 0 and proc.stdout == "" and "host=10.0.0.1" in proc.stderr
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
-def test_accepts_loopback(host):
-    assert nagle.check_loopback(host)
+def test_accepts_loopback(host: str) -> None:
+    assert check_loopback(host, "nagle") == ("127.0.0.1" if host == "localhost" else host)
 
 
 def test_rejects_unknown_options_and_bad_arguments():
-    with pytest.raises(ValueError, match="unknown socket option"):
+    with pytest.raises(UsageError, match="unknown socket option"):
         nagle.serve(options=["TCP_FASTOPEN_MAGIC"])
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(UsageError, match="mode"):
         nagle.load_run("127.0.0.1", 1, 10, 1, mode="closed")
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(UsageError, match="positive"):
         nagle.load_run("127.0.0.1", 1, 0, 1)
+    with pytest.raises(UsageError, match="count=0"):
+        nagle.ping_run("127.0.0.1", 1, count=0)
 
 
 def test_cli_has_the_subcommand_and_refuses_remote_hosts(capsys):

@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
-import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from workbench.cli import build_parser
-from workbench.errors import ParseError
+from workbench.errors import InputNotFoundError, LabError, ParseError, SchemaError, UsageError
 from workbench.lab import stalls as lab
+from workbench.lab._net import check_loopback
 from workbench.syscalls import read_strace
 from workbench.syscalls.waits import calls_exceeding, duration_peaks
 
@@ -20,23 +22,54 @@ BUNDLED = ROOT / "data" / "01_quantized_latency" / "lab"
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
 
 
-@pytest.mark.parametrize("host", ["10.0.0.1", "8.8.8.8", "example.com", "::2"])
-def test_refuses_non_loopback(host: str) -> None:
-    with pytest.raises(ValueError, match="loopback"):
-        lab.check_loopback(host)
+NOT_LOOPBACK = ["10.0.0.1", "0.0.0.0", "example.com", "::ffff:10.0.0.1", "8.8.8.8", "::2"]
+
+
+@pytest.fixture
+def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any inet socket opened from here on fails the test."""
+
+    class Refused(socket.socket):
+        def __init__(self, *_args: object, **_kw: object) -> None:
+            raise AssertionError("a socket was opened before the address was refused")
+
+    monkeypatch.setattr(socket, "socket", Refused)
+
+
+@pytest.mark.parametrize("host", NOT_LOOPBACK)
+def test_refuses_non_loopback_before_any_socket(host: str, tmp_path: Path, no_sockets: None) -> None:
+    with pytest.raises(UsageError, match=r"stalls lab only talks to loopback.*host="):
+        lab.run_capture(tmp_path / "out", host=host, progress=False)
+    assert not (tmp_path / "out").exists()  # refused before doing anything
+    with pytest.raises(UsageError, match="loopback"):
+        lab._Pinger(host, 0.02, 1)
+    with pytest.raises(UsageError, match="loopback"):
+        lab._drive(host, 1, 1, 0.0, time.monotonic() + 1)
+    with pytest.raises(UsageError, match="loopback"):  # the server role checks too, before its alarm and socket
+        lab._child_main(["serve", "--host", host, "--port-file", str(tmp_path / "p"), "--log", str(tmp_path / "l"),
+                         "--requests", "2"])
+    assert not (tmp_path / "p").exists()
+
+
+def test_server_child_refuses_non_loopback_on_its_own(tmp_path: Path) -> None:
+    cmd = lab._child(["serve", "--host", "10.0.0.1", "--port-file", str(tmp_path / "p"), "--log",
+                      str(tmp_path / "l"), "--requests", "2", "--max-life-s", "20"])
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "UsageError" in proc.stderr and "host=10.0.0.1" in proc.stderr
+    assert not (tmp_path / "p").exists()
 
 
 def test_accepts_loopback() -> None:
-    assert lab.check_loopback("127.0.0.2") == "127.0.0.2"
-    assert lab.check_loopback("::1") == "::1"
-    assert lab.check_loopback("localhost") == "127.0.0.1"
+    assert check_loopback("127.0.0.2") == "127.0.0.2"
+    assert check_loopback("::1") == "::1"
+    assert check_loopback("localhost") == "127.0.0.1"
 
 
 def test_missing_strace_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(lab.shutil, "which", lambda _name: None)
-    with pytest.raises(RuntimeError, match="apt-get install strace"):
+    with pytest.raises(LabError, match="apt-get install strace"):
         lab.require_strace()
-    with pytest.raises(RuntimeError, match="apt-get install strace"):
+    with pytest.raises(LabError, match="apt-get install strace"):
         lab.run_capture(tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()  # refused before doing anything
 
@@ -50,9 +83,9 @@ def test_futex_wait_times_out() -> None:
 @needs_strace
 def test_futex_wait_is_a_real_futex_timeout_under_strace(tmp_path: Path) -> None:
     out = tmp_path / "trace.txt"
-    code = f"import runpy; m = runpy.run_path({str(Path(lab.__file__))!r}); print(m['futex_wait'](250)[0])"
-    proc = subprocess.run(["strace", "-f", "-ttt", "-T", "-y", "-o", str(out), sys.executable, "-I", "-S",
-                           "-c", code], capture_output=True, text=True, timeout=60)
+    child = lab.child_command("from workbench.lab.stalls import futex_wait; print(futex_wait(250)[0])")
+    proc = subprocess.run(["strace", "-f", "-ttt", "-T", "-y", "-o", str(out), *child],
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ETIMEDOUT"
     text = out.read_text()
@@ -69,8 +102,12 @@ def test_lab_registered_in_cli() -> None:
 
 
 def test_rejects_impossible_plans(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="per_kind"):
+    if shutil.which("strace") is None:
+        pytest.skip("the plan is checked after strace is found")
+    with pytest.raises(UsageError, match="per_kind=5"):
         lab.run_capture(tmp_path, requests=10, per_kind=5, progress=False)
+    with pytest.raises(UsageError, match="generations must be between 1 and pipeline_requests=200, got 0"):
+        lab.run_capture(tmp_path, generations=0, progress=False)
 
 
 def test_bundled_capture_loads_with_documented_schemas() -> None:
@@ -96,16 +133,18 @@ def test_capture_loader_keeps_bad_rows(tmp_path: Path) -> None:
     with open(d / "pauses.csv", "a") as f:
         f.write("0,123,not-a-time,1.0\n")
     cap = lab.read_capture(d)
-    rej = cap["pauses"].attrs["rejects"]
-    assert len(rej) == 1 and "not-a-time" in rej["text"].iloc[0]
+    rej = cap["pauses"].attrs["rejects"].frame()
+    assert len(rej) == 1 and "not-a-time" in rej["text"].iloc[0] and "start_s" in rej["reason"].iloc[0]
     with pytest.raises(ParseError, match="pauses.csv"):
         lab.read_capture(d, strict=True)
     (d / "steps.csv").write_text("a,b\n1,2\n")
-    with pytest.raises(ParseError, match="expected the header"):
+    with pytest.raises(SchemaError, match=r"steps.csv:1: the header lacks column\(s\) \['condition'"):
         lab.read_capture(d)
     (d / "ping.csv").unlink()
-    with pytest.raises(FileNotFoundError, match="ping.csv"):
+    with pytest.raises(InputNotFoundError, match="ping.csv"):
         lab.read_capture(d)
+    with pytest.raises(InputNotFoundError, match="not a capture folder"):
+        lab.read_capture(d / "nothing")
 
 
 @pytest.mark.slow

@@ -10,15 +10,18 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import main
+from workbench.errors import ParseError, UsageError
 from workbench.lab.yields import (
+    CAPTURE_SCHEMA,
     make_config,
     measure_save,
+    read_capture,
     run_sweep,
     save_blocking,
     save_offloaded,
     save_yielding,
 )
-from workbench.models.yields import fit_lab, offload_comparison, read_capture
+from workbench.models.yields import fit_lab, offload_comparison
 from workbench.paths import project_root
 
 CAPTURE = project_root() / "data" / "04_event_loop_yields" / "lab_capture.csv"
@@ -113,7 +116,7 @@ def test_measure_save_counts_passes_and_measures_lag(tmp_path: Path) -> None:
     assert abs(m.passes - m.yields) <= 2  # one loop pass per yield
     assert m.lag_ms_measured >= 2.9  # a pass can't be shorter than the hog's spin
     assert m.duration_ms >= 0.9 * m.yields * 3.0
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError, match="mode must be one of"):
         asyncio.run(measure_save("sideways", make_config(1), tmp_path / "x", hog_ms=0.0))
 
 
@@ -124,9 +127,41 @@ def test_cli_writes_a_capture_and_leaves_no_temp_files(tmp_path: Path) -> None:
                "--repeats", "1", "--no-progress"])
     assert rc == 0
     cap = read_capture(out)
-    assert len(cap) == 2 * 2 * 2 and cap.attrs["rejects"].empty
+    assert len(cap) == 2 * 2 * 2 and len(cap.attrs["rejects"]) == 0
     assert out.read_text().startswith("# made by: workbench lab yields")
     assert _leftovers() == before
+
+
+def test_bundled_capture_loads() -> None:
+    cap = read_capture(CAPTURE)
+    assert len(cap.attrs["rejects"]) == 0 and cap.attrs["schema"] == CAPTURE_SCHEMA.name
+    assert set(cap["mode"]) == {"yielding", "offloaded"}
+    assert (cap.loc[cap["mode"] == "offloaded", "yields"] == 1).all()
+
+
+def test_capture_rejects_unknown_mode_and_negative_values() -> None:
+    head = CAPTURE.read_text().splitlines()
+    header = next(line for line in head if not line.startswith("#"))
+    good = next(line for line in head if line.startswith("yielding"))
+    fields = good.split(",")
+    negative = ",".join([*fields[:-2], "-1.0", fields[-1]])  # fs_ms < 0
+    text = "\n".join([header, good, good.replace("yielding", "sideways", 1), negative]) + "\n"
+    cap = read_capture(text)
+    rej = cap.attrs["rejects"].frame()
+    assert len(cap) == 1 and rej["line"].tolist() == [3, 4]
+    assert "mode" in rej["reason"].iloc[0] and "fs_ms" in rej["reason"].iloc[1]
+    with pytest.raises(ParseError) as exc:
+        read_capture(text, strict=True)
+    assert exc.value.line == 3 and "sideways" in str(exc.value)
+
+
+def test_sweep_rejects_bad_plans_naming_the_parameter() -> None:
+    with pytest.raises(UsageError, match="unknown mode 'sideways' in modes"):
+        run_sweep(modes=("sideways",), progress=False)
+    with pytest.raises(UsageError, match="n_hogs=0"):
+        run_sweep(n_hogs=0, progress=False)
+    with pytest.raises(UsageError, match="sections must be >= 1"):
+        make_config(0)
 
 
 def test_sweep_stops_at_its_time_budget() -> None:

@@ -8,17 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.errors import ParseError, SchemaError
+from workbench.errors import ParseError, SchemaError, UsageError
 from workbench.models.yields import (
     EmpiricalLag,
     LognormalLag,
     fit_band,
     fit_duration,
+    fit_lab,
     fit_yields,
+    lab_summary,
     lag_threshold_ms,
+    offload_comparison,
     predict_duration_ms,
     prediction_grid,
-    read_capture,
     read_published,
     risk_curve,
     slowest_lag_ms,
@@ -28,7 +30,6 @@ from workbench.models.yields import (
 from workbench.paths import project_root
 
 PUBLISHED = project_root() / "data" / "04_event_loop_yields" / "published.csv"
-CAPTURE = project_root() / "data" / "04_event_loop_yields" / "lab_capture.csv"
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def published() -> pd.DataFrame:
 
 def test_published_table_loads_with_schema(published: pd.DataFrame) -> None:
     assert list(published.columns) == ["sections", "event_loop_ms", "duration_ms", "yields"]
-    assert len(published) == 6 and published.attrs["rejects"].empty
+    assert len(published) == 6 and len(published.attrs["rejects"]) == 0
     assert published["sections"].dtype == "int64" and published["duration_ms"].dtype == "float64"
     assert published.attrs["schema"] == "yields_published"
     row = published.iloc[-1]
@@ -65,7 +66,7 @@ def test_bad_rows_are_rejected_with_reasons_or_raise_when_strict() -> None:
             "16,25,5596,203\n")
     frame = read_published(io.StringIO(text))
     assert len(frame) == 2
-    rej = frame.attrs["rejects"]
+    rej = frame.attrs["rejects"].frame()
     assert list(rej["line"]) == [3, 4, 5]
     assert "duration_ms" in rej["reason"].iloc[0] and "expected 4 fields" in rej["reason"].iloc[1]
     assert "sections" in rej["reason"].iloc[2]
@@ -75,24 +76,31 @@ def test_bad_rows_are_rejected_with_reasons_or_raise_when_strict() -> None:
 
 
 def test_empty_input_is_an_error() -> None:
-    with pytest.raises(SchemaError, match="empty input"):
+    with pytest.raises(SchemaError, match="empty table"):
         read_published(io.StringIO("# only a comment\n"))
 
 
-def test_bundled_capture_loads() -> None:
-    cap = read_capture(CAPTURE)
-    assert cap.attrs["rejects"].empty
-    assert set(cap["mode"]) == {"yielding", "offloaded"}
-    assert (cap.loc[cap["mode"] == "offloaded", "yields"] == 1).all()
+def test_capture_names_moved_to_the_lab_warn_and_forward() -> None:
+    import workbench.lab.yields as lab
+    import workbench.models.yields as models
+
+    for name in ("read_capture", "CAPTURE_SCHEMA", "MODES"):
+        with pytest.warns(DeprecationWarning, match=f"moved to workbench.lab.yields.{name}"):
+            assert getattr(models, name) is getattr(lab, name)
+    with pytest.warns(DeprecationWarning):
+        from workbench.models.yields import read_capture  # noqa: F401
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        models.nothing_here  # noqa: B018
 
 
-def test_capture_rejects_unknown_mode() -> None:
-    head = CAPTURE.read_text().splitlines()
-    header = next(line for line in head if not line.startswith("#"))
-    good = next(line for line in head if line.startswith("yielding"))
-    text = "\n".join([header, good, good.replace("yielding", "sideways", 1)]) + "\n"
-    cap = read_capture(text)
-    assert len(cap) == 1 and "mode" in cap.attrs["rejects"]["reason"].iloc[0]
+def test_the_models_do_not_import_the_lab() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, workbench.models.yields, workbench.models.scaling, workbench.models.stalls; "
+            "print(sorted(m for m in sys.modules if m.startswith('workbench.lab')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 # --------------------------------------------------------------------------- fits
@@ -217,7 +225,22 @@ def test_slowest_lag_and_options(published: pd.DataFrame) -> None:
 
 
 def test_lag_distributions_reject_nonsense() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError, match="median_ms=0.0"):
         LognormalLag(0.0, 0.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError, match="finite values"):
         EmpiricalLag(np.array([1.0, math.nan]))
+
+
+def test_analyses_name_the_columns_they_need(published: pd.DataFrame) -> None:
+    with pytest.raises(SchemaError, match=r"fit_duration needs column\(s\) \['event_loop_ms', 'duration_ms'\]"):
+        fit_duration(published[["sections", "yields"]])
+    with pytest.raises(SchemaError, match=r"fit_yields needs column\(s\) \['sections'\]"):
+        fit_yields(published[["yields"]])
+    with pytest.raises(SchemaError, match=r"fit_lab needs column\(s\) \['mode'"):
+        fit_lab(published)
+    with pytest.raises(SchemaError, match=r"offload_comparison needs column\(s\) \['mode'"):
+        offload_comparison(published)
+    with pytest.raises(SchemaError, match=r"lab_summary needs column\(s\) \['mode'"):
+        lab_summary(published)
+    with pytest.raises(UsageError, match="n_instances=0"):
+        timeout_risk(fit_duration(published), fit_yields(published), 8, 1000.0, LognormalLag(10, 0.5), n_instances=0)

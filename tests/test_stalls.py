@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.stalls import (
+from workbench.errors import SchemaError, UsageError
+from workbench.models.stalls import (
     baseline_check,
     global_stall_test,
     group_modes,
@@ -181,3 +182,22 @@ def test_group_modes_keeps_an_even_lattice() -> None:
 
     lattice = tuple(Mode(3 + 250 * k, 250 * k, 250 * k + 5, 10, 0.2, 0.5) for k in range(5))
     assert group_modes(lattice) == lattice
+
+
+def test_analyses_name_the_columns_they_need_and_the_bad_parameter() -> None:
+    no_duration = pd.DataFrame({"request": [1, 2], "step": [1, 1]})
+    with pytest.raises(SchemaError, match=r"step_table needs column\(s\) \['duration_s'\]"):
+        step_table(no_duration)
+    with pytest.raises(SchemaError, match=r"global_stall_test needs column\(s\) \['duration_s'\]"):
+        global_stall_test(no_duration)
+    with pytest.raises(SchemaError, match=r"phase_split needs column\(s\) \['duration_s'\]"):
+        phase_split(no_duration, {"all": [1]})
+    samples = pd.DataFrame({"latency_s": [0.1, 0.2]})
+    with pytest.raises(SchemaError, match=r"baseline_check needs column\(s\) \['timestamp_s'\]"):
+        baseline_check(samples, samples)
+    with pytest.raises(SchemaError, match=r"interference_ab needs column\(s\) \['condition', 'block'\]"):
+        interference_ab(samples)
+    with pytest.raises(UsageError, match="confidence must be in"):
+        global_stall_test(_steps(n_requests=5), confidence=1.5)
+    with pytest.raises(UsageError, match="uptime_effect: need at least 10"):
+        uptime_effect([1, 2], [1, 2])

@@ -1,21 +1,34 @@
-"""The one address check every network experiment goes through: loopback only."""
+"""The one address check every network experiment goes through: loopback only.
+
+Every function of a lab that opens an inet socket calls :func:`check_loopback`
+on its ``host`` first, in the parent process and in the child processes alike
+(they run as modules of this package, so they import it like any other code).
+"""
 from __future__ import annotations
 
 import ipaddress
 
+from ..errors import UsageError
 
-def check_loopback(host: str, lab: str = "lab") -> str:
+
+def check_loopback(host: str, lab: str = "") -> str:
     """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1; ``localhost`` → 127.0.0.1).
 
-    Raises ValueError for anything else (other addresses and host names), naming the experiment.
+    Anything else — other addresses, the wildcard ``0.0.0.0``, IPv4-mapped IPv6
+    addresses, host names that would need a resolver — raises
+    :class:`~workbench.errors.UsageError` naming the ``host`` parameter, the
+    experiment (``lab``) and what is accepted.
     """
+    who = f"the {lab} lab" if lab else "a lab experiment"
+    if not isinstance(host, str):
+        raise UsageError(f"{who}: host must be a loopback address as text, got {type(host).__name__}")
     if host == "localhost":
         return "127.0.0.1"
     try:
         addr = ipaddress.ip_address(host)
     except ValueError:
-        raise ValueError(f"the {lab} lab only talks to loopback addresses; {host!r} is not an IP literal "
+        raise UsageError(f"{who} only talks to loopback addresses; host={host!r} is not an IP literal "
                          "(use 127.0.0.1, ::1 or localhost)") from None
     if not addr.is_loopback:
-        raise ValueError(f"the {lab} lab only talks to loopback addresses (127.0.0.0/8, ::1); refusing {host}")
+        raise UsageError(f"{who} only talks to loopback addresses (127.0.0.0/8, ::1); refusing host={host}")
     return host

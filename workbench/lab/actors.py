@@ -47,12 +47,14 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pandas as pd
 
-from ..models.scaling import read_csv_table
+from ..errors import LabError, UsageError
 from ..schema import Column, Schema, validate
+from ..sources import Source
+from ..tables import AtLeast, NonEmpty, Rule, read_table
 
 ITERATIONS: dict[int, str] = {1: "naive", 2: "transaction", 3: "account"}
 KINDS = ("coordinator", "bank", "client", "transaction", "account")
@@ -112,8 +114,8 @@ ACTOR_METRICS_SCHEMA = Schema(
 )
 
 
-class SimulationLimit(RuntimeError):
-    """A run hit its message cap or time limit."""
+class SimulationLimit(LabError):
+    """A run hit its message cap or time limit (caught by :func:`simulate`, which records it as the status)."""
 
 
 # --------------------------------------------------------------------------- runtime
@@ -628,29 +630,30 @@ def simulate(
 
     Stops by itself at quiescence, at ``max_messages`` or after ``time_limit_s``
     (then ``status`` says which). The garbage collector is paused during the run
-    (as ``timeit`` does) so its pauses do not land in one actor's busy time. Raises ValueError for an unknown iteration or a
+    (as ``timeit`` does) so its pauses do not land in one actor's busy time. Raises UsageError for an unknown iteration or a
     size outside 1 ≤ banks, clients_per_bank and banks × clients_per_bank ≤ :data:`MAX_CLIENTS`.
     """
     if iteration not in ITERATIONS:
-        raise ValueError(f"iteration must be one of {sorted(ITERATIONS)}, got {iteration}")
+        raise UsageError(f"iteration must be one of {sorted(ITERATIONS)}, got {iteration}")
     if banks < 1 or clients_per_bank < 1:
-        raise ValueError(f"banks and clients_per_bank must be ≥ 1, got {banks} and {clients_per_bank}")
+        raise UsageError(f"banks and clients_per_bank must be ≥ 1, got {banks} and {clients_per_bank}")
     n = banks * clients_per_bank
     if n > MAX_CLIENTS:
-        raise ValueError(f"{banks} × {clients_per_bank} = {n} clients exceeds the cap of {MAX_CLIENTS}")
+        raise UsageError(f"banks × clients_per_bank = {banks} × {clients_per_bank} = {n} clients exceeds the cap "
+                         f"of {MAX_CLIENTS}")
     t_start = time.perf_counter()
     system = ActorSystem(max_messages=max_messages, deadline=t_start + time_limit_s, batch=batch)
     ledger = _Ledger()
     counter = [0]
     coord: Actor = Coordinator1(system, "coordinator") if iteration == 1 else Coordinator2(system, "coordinator")
-    bank_cls = {1: Bank1, 2: Bank2, 3: Bank3}[iteration]
+    bank_cls: type[Bank1] | type[Bank3] = Bank1 if iteration == 1 else Bank2 if iteration == 2 else Bank3
     bank_list = [bank_cls(system, f"bank-{b}", coord) for b in range(1, banks + 1)]
-    clients: list[Actor] = []
+    clients: list[Client1 | Client2] = []
     for b, bank in enumerate(bank_list, 1):
         system.deliver(bank, coord, ("host_add", bank))
-        for c in range(1, clients_per_bank + 1):
-            name = f"client-{b}-{c}"
-            client: Actor
+        for k in range(1, clients_per_bank + 1):
+            name = f"client-{b}-{k}"
+            client: Client1 | Client2
             if iteration == 1:
                 client = Client1(system, name, bank, ledger, max_retries)
             else:
@@ -677,14 +680,14 @@ def simulate(
     wall = time.perf_counter() - t0
     balances: dict[str, int] = {}
     for bank in bank_list:
-        balances.update(bank.balances())  # type: ignore[attr-defined]
+        balances.update(bank.balances())
     transfers = n * (n - 1)
     net = {c.name: INITIAL_BALANCE for c in clients}
     for payer, payee in ledger.committed:
         net[payer] -= 1
         net[payee] += 1
     committed = len(ledger.committed)
-    unanswered = sum(len(c.current) for c in clients)  # type: ignore[attr-defined]
+    unanswered = sum(len(c.current) for c in clients)
     money_final = sum(balances.values())
     run = {
         "iteration": iteration, "banks": banks, "clients_per_bank": clients_per_bank, "repeat": repeat,
@@ -707,12 +710,13 @@ def grid_cells(iterations: Sequence[int], banks: Sequence[int], clients_per_bank
     """The (iteration, banks, clients_per_bank, repeat) runs of a grid, checked against the caps."""
     cells = [(it, b, c, r) for r in range(1, repeats + 1) for it in iterations for b in banks for c in clients_per_bank]
     if len(cells) > MAX_RUNS:
-        raise ValueError(f"{len(cells)} runs requested; the cap is {MAX_RUNS}")
+        raise UsageError(f"{len(cells)} runs requested (iterations × banks × clients_per_bank × repeats); "
+                         f"the cap is {MAX_RUNS}")
     for it, b, c, _ in cells:
         if it not in ITERATIONS:
-            raise ValueError(f"iteration must be one of {sorted(ITERATIONS)}, got {it}")
+            raise UsageError(f"iterations: each must be one of {sorted(ITERATIONS)}, got {it}")
         if b < 1 or c < 1 or b * c > MAX_CLIENTS:
-            raise ValueError(f"grid cell {b} banks × {c} clients per bank is outside 1..{MAX_CLIENTS} clients")
+            raise UsageError(f"grid cell {b} banks × {c} clients per bank is outside 1..{MAX_CLIENTS} clients")
     # small runs first so a time limit cuts the largest
     return sorted(cells, key=lambda x: (x[1] * x[2], x[0], x[1], x[3]))
 
@@ -757,17 +761,18 @@ def run_grid(
 
 def _runs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=RUNS_SCHEMA.names())
-    for col in RUNS_SCHEMA.columns:
-        df[col.name] = df[col.name].astype({"int": "int64", "float": "float64", "bool": "bool",
-                                            "string": object}[col.kind])
-    return validate(df, RUNS_SCHEMA)
+    return validate(df.astype(_dtypes(RUNS_SCHEMA)), RUNS_SCHEMA)
 
 
 def _actors_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=ACTOR_METRICS_SCHEMA.names())
-    for col in ACTOR_METRICS_SCHEMA.columns:
-        df[col.name] = df[col.name].astype({"int": "int64", "float": "float64", "string": object}[col.kind])
-    return validate(df, ACTOR_METRICS_SCHEMA)
+    return validate(df.astype(_dtypes(ACTOR_METRICS_SCHEMA)), ACTOR_METRICS_SCHEMA)
+
+
+def _dtypes(schema: Schema) -> dict[str, str]:
+    """Column → numpy dtype name of a capture schema (text columns stay Python objects)."""
+    return {c.name: {"int": "int64", "float": "float64", "bool": "bool", "string": "object"}[c.kind]
+            for c in schema.columns}
 
 
 def write_results(runs: pd.DataFrame, actors: pd.DataFrame, out_dir: str | os.PathLike,
@@ -789,23 +794,30 @@ def write_results(runs: pd.DataFrame, actors: pd.DataFrame, out_dir: str | os.Pa
     return rp, ap
 
 
-_KIND_MAP = {"int": "int", "float": "float", "bool": "bool", "string": "str"}
+def _rules(schema: Schema) -> dict[str, Rule]:
+    """Every count and time of a capture is ≥ 0 and every text cell is non-empty."""
+    return {c.name: NonEmpty() if c.kind == "string" else AtLeast(0) for c in schema.columns if c.kind != "bool"}
 
 
-def read_runs(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
-    """Load a ``runs.csv`` written by this lab (:data:`RUNS_SCHEMA`); bad rows go to ``attrs["rejects"]``."""
-    df = read_csv_table(source, [(c.name, _KIND_MAP[c.kind]) for c in RUNS_SCHEMA.columns],
-                        key=("iteration", "banks", "clients_per_bank", "repeat"), strict=strict)
-    return validate(df, RUNS_SCHEMA)
+def read_runs(source: Source, strict: bool = False) -> pd.DataFrame:
+    """Load a ``runs.csv`` written by this lab (:data:`RUNS_SCHEMA`).
+
+    Rows that do not parse, carry a negative number or empty text, or repeat a
+    run (iteration, banks, clients_per_bank, repeat) go to ``attrs["rejects"]``;
+    ``strict=True`` raises :class:`~workbench.errors.ParseError` for the first.
+    """
+    return read_table(source, RUNS_SCHEMA, strict=strict, rules=_rules(RUNS_SCHEMA),
+                      key=("iteration", "banks", "clients_per_bank", "repeat"))
 
 
-def read_actor_metrics(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
-    """Load an ``actors.csv`` (or ``.csv.gz``) written by this lab (:data:`ACTOR_METRICS_SCHEMA`);
-    rows with an unknown actor kind are rejected like unparseable ones."""
-    df = read_csv_table(source, [(c.name, _KIND_MAP[c.kind]) for c in ACTOR_METRICS_SCHEMA.columns],
-                        key=("iteration", "banks", "clients_per_bank", "repeat", "actor"), strict=strict,
-                        check=_known_kind)
-    return validate(df, ACTOR_METRICS_SCHEMA)
+def read_actor_metrics(source: Source, strict: bool = False) -> pd.DataFrame:
+    """Load an ``actors.csv`` (or ``.csv.gz``) written by this lab (:data:`ACTOR_METRICS_SCHEMA`).
+
+    Rejected like :func:`read_runs`, and also rows with an unknown actor kind or a
+    repeated actor within a run.
+    """
+    return read_table(source, ACTOR_METRICS_SCHEMA, strict=strict, rules=_rules(ACTOR_METRICS_SCHEMA),
+                      key=("iteration", "banks", "clients_per_bank", "repeat", "actor"), check=_known_kind)
 
 
 def _known_kind(row: dict[str, Any]) -> str | None:

@@ -24,9 +24,10 @@ Pieces:
   ``TCP_NODELAY`` per side, the ping baseline, a server with work, the
   bisection) and returns one sample frame.
 
-Every run touches loopback only (anything else raises ValueError), is bounded
-by a duration and a request cap, stops by itself, closes its sockets and stops
-its server process. Output rows (one per request or ping) are described by
+Every run touches loopback only (anything else raises
+:class:`~workbench.errors.UsageError` before a socket is opened, in this process
+and in the server process alike), is bounded by a duration and a request cap,
+stops by itself, closes its sockets and stops its server process. Output rows (one per request or ping) are described by
 :data:`CSV_COLUMNS`; ``workbench lab nagle --out FILE.csv`` writes them.
 """
 from __future__ import annotations
@@ -46,7 +47,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import LabError, UsageError
+from ._net import check_loopback
 
 if TYPE_CHECKING:  # numpy/pandas are imported where used: the server process needs only the stdlib
     import pandas as pd
@@ -98,18 +102,11 @@ CSV_COLUMNS: dict[str, str] = {
 
 # ---------------------------------------------------------------- safety ----
 
-def check_loopback(host: str) -> str:
-    """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1, localhost); else raise ValueError."""
-    from ._net import check_loopback as _check  # imported here: the server runs this file via runpy
-
-    return _check(host, "nagle")
-
-
 def _check_options(options: Iterable[str]) -> frozenset[str]:
     opts = frozenset(options)
     unknown = opts - ALL_OPTIONS
     if unknown:
-        raise ValueError(f"unknown socket option(s) {sorted(unknown)}; known: {sorted(ALL_OPTIONS)}")
+        raise UsageError(f"unknown socket option(s) {sorted(unknown)} in options; known: {sorted(ALL_OPTIONS)}")
     return opts
 
 
@@ -189,8 +186,9 @@ def _server_main(host: str, options: frozenset[str], work_s: float, max_life_s: 
     """Server-process body: accept, answer each two-part message with a two-part reply.
 
     Prints the port on stdout, then serves until stdin closes (or gets a line),
-    or ``max_life_s`` elapses.
+    or ``max_life_s`` elapses. Refuses a non-loopback ``host`` before opening a socket.
     """
+    host = check_loopback(host, "nagle")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     lsock = socket.socket(family, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -219,7 +217,7 @@ def _server_main(host: str, options: frozenset[str], work_s: float, max_life_s: 
                     buffers[s] = bytearray()
                     sel.register(s, selectors.EVENT_READ, "peer")
                     continue
-                s = key.fileobj
+                s = cast(socket.socket, key.fileobj)
                 try:
                     data = s.recv(65536)
                 except OSError:
@@ -257,11 +255,17 @@ def _server_main(host: str, options: frozenset[str], work_s: float, max_life_s: 
         lsock.close()
 
 
-# The server process runs this file with runpy (stdlib imports only: it starts fast).
+def _server_entry(argv: list[str]) -> None:
+    """The server process's entry point: ``HOST OPTIONS WORK_S MAX_LIFE_S`` (options '+'-joined)."""
+    host, options, work_s, max_life_s = argv
+    _server_main(host, frozenset(o for o in options.split("+") if o), float(work_s), float(max_life_s))
+
+
+#: The server process imports this module from the package folder given first
+#: (standard library imports only, so it starts fast).
 _SERVER_CODE = (
-    "import runpy, sys; ns = runpy.run_path(sys.argv[1], run_name='nagle_server'); "
-    "ns['_server_main'](sys.argv[2], frozenset(o for o in sys.argv[3].split('+') if o), "
-    "float(sys.argv[4]), float(sys.argv[5]))"
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from workbench.lab.nagle import _server_entry; _server_entry(sys.argv[2:])"
 )
 
 
@@ -274,7 +278,7 @@ class Server:
     options: frozenset[str]
     work_s: float
     policy: str
-    _proc: subprocess.Popen = field(repr=False)
+    _proc: subprocess.Popen[str] = field(repr=False)
 
     def stop(self) -> None:
         """Stop the server process and wait for it (kills it after 5 s)."""
@@ -307,23 +311,21 @@ def serve(host: str = "127.0.0.1", options: Iterable[str] = (), work_s: float = 
     exits by itself after ``max_life_s`` seconds even if never stopped. With
     ``realtime`` it runs under SCHED_FIFO when permitted (``Server.policy`` says).
     """
-    host = check_loopback(host)
+    host = check_loopback(host, "nagle")
     opts = _check_options(options)
     pkg_parent = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVER_CODE, str(Path(__file__).resolve()), host, "+".join(sorted(opts)),
-         repr(float(work_s)),
+        [sys.executable, "-c", _SERVER_CODE, pkg_parent, host, "+".join(sorted(opts)), repr(float(work_s)),
          repr(float(max_life_s))],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         preexec_fn=_set_fifo if realtime else None)
     line = proc.stdout.readline() if proc.stdout is not None else ""
     parts = line.split()
     if len(parts) != 2 or not parts[0].isdigit():
         proc.kill()
         proc.wait(5)
-        raise RuntimeError(f"the nagle server did not start (said {line!r}, exit code {proc.returncode})")
+        raise LabError(f"the nagle server did not start (said {line!r}, exit code {proc.returncode}); "
+                       "expected its port and scheduling policy")
     return Server(host, int(parts[0]), opts, float(work_s), parts[1], proc)
 
 
@@ -363,7 +365,7 @@ def _warm_up(conns: list[_Conn], body: bytes, exchanges: int, options: frozenset
             while got < need:
                 data = c.sock.recv(65536)
                 if not data:
-                    raise ConnectionError("server closed the connection during warm-up")
+                    raise LabError(f"the nagle server closed connection {c.index} during warm-up")
                 _rearm(c.sock, options)
                 got += len(data)
 
@@ -383,13 +385,14 @@ def load_run(host: str, port: int, rate_per_s: float, duration_s: float, *, max_
     import numpy as np
     import pandas as pd
 
-    host = check_loopback(host)
+    host = check_loopback(host, "nagle")
     if mode not in ("pipelined", "lockstep"):
-        raise ValueError(f"mode must be 'pipelined' or 'lockstep', got {mode!r}")
+        raise UsageError(f"mode must be 'pipelined' or 'lockstep', got {mode!r}")
     if not (rate_per_s > 0 and duration_s > 0 and max_requests > 0 and connections > 0):
-        raise ValueError("rate_per_s, duration_s, max_requests and connections must be positive")
+        raise UsageError(f"rate_per_s, duration_s, max_requests and connections must be positive, got "
+                         f"{rate_per_s}, {duration_s}, {max_requests}, {connections}")
     if not 0 <= body_bytes <= MAX_BODY_BYTES:
-        raise ValueError(f"body_bytes must be between 0 and {MAX_BODY_BYTES}")
+        raise UsageError(f"body_bytes must be between 0 and {MAX_BODY_BYTES}, got {body_bytes}")
     opts = _check_options(options)
     n = int(min(max_requests, max(1, math.ceil(rate_per_s * duration_s))))
     body = b"x" * body_bytes
@@ -439,7 +442,7 @@ def load_run(host: str, port: int, rate_per_s: float, duration_s: float, *, max_
                 data = c.sock.recv(65536)
                 t_recv = clock()
                 if not data:
-                    raise ConnectionError(f"server closed connection {c.index}")
+                    raise LabError(f"the nagle server closed connection {c.index} during the run")
                 _rearm(c.sock, opts)
                 c.buf += data
                 while len(c.buf) >= reply_len:
@@ -447,7 +450,7 @@ def load_run(host: str, port: int, rate_per_s: float, duration_s: float, *, max_
                     del c.buf[:reply_len]
                     expected = c.inflight.popleft()
                     if rid != expected:
-                        raise ConnectionError(f"reply for request {rid} arrived while {expected} was expected")
+                        raise LabError(f"reply for request {rid} arrived while {expected} was expected")
                     recv[rid] = t_recv
                     outstanding -= 1
                     if mode == "lockstep" and c.queued:
@@ -482,9 +485,9 @@ def ping_run(host: str, port: int, count: int = 200, interval_s: float = 0.01) -
     """
     import pandas as pd
 
-    host = check_loopback(host)
+    host = check_loopback(host, "nagle")
     if count <= 0 or interval_s <= 0:
-        raise ValueError("count and interval_s must be positive")
+        raise UsageError(f"count and interval_s must be positive, got count={count}, interval_s={interval_s}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     offset = time.time() - time.perf_counter()
     t0 = time.perf_counter() + 0.01
@@ -650,7 +653,7 @@ def bisect_options(rec: _Recorder, *, all_options: Sequence[str] = BISECT_ORDER,
     ``duration_s``; a trial *regresses* when its p90 latency exceeds
     ``threshold_s``. A removal that regresses marks that option as a culprit and
     puts it back; otherwise it stays removed. The first trial (all options)
-    must not regress, else ValueError. With ``check_alone`` each option is then
+    must not regress, else :class:`~workbench.errors.LabError`. With ``check_alone`` each option is then
     also tried alone (phase ``alone``): when options are redundant, which one
     the removal order names depends on the order, and this shows it.
     Trials are recorded with phase ``bisect`` and label ``all`` / ``all-A-B…``.
@@ -663,8 +666,8 @@ def bisect_options(rec: _Recorder, *, all_options: Sequence[str] = BISECT_ORDER,
     culprits: list[str] = []
     trials: list[str | None] = [None, *all_options]
     alone = list(all_options) if check_alone else []
-    common = dict(rate_per_s=rate_per_s, duration_s=duration_s, min_requests=min_requests,
-                  connections=connections, body_bytes=body_bytes, threshold_s=threshold_s)
+    common: dict[str, Any] = dict(rate_per_s=rate_per_s, duration_s=duration_s, min_requests=min_requests,
+                                  connections=connections, body_bytes=body_bytes, threshold_s=threshold_s)
     bar = tqdm(total=len(trials) + len(alone), desc="bisect", unit="trial", disable=not progress, leave=False)
     with bar:
         for removed in trials:
@@ -676,7 +679,8 @@ def bisect_options(rec: _Recorder, *, all_options: Sequence[str] = BISECT_ORDER,
             steps.append(BisectionStep(tuple(trial), removed, p90, regressed))
             if removed is None:
                 if regressed:
-                    raise ValueError(f"the full option set does not fix the stall here (p90 {p90 * 1e3:.1f} ms)")
+                    raise LabError(f"the full option set does not fix the stall here (p90 {p90 * 1e3:.1f} ms "
+                                   f"> threshold_s={threshold_s * 1e3:g} ms): nothing to bisect on this machine")
                 continue
             if regressed:
                 culprits.append(removed)
@@ -716,12 +720,12 @@ def run_capture(*, rates: Sequence[float] = DEFAULT_RATES, nodelay_rates: Sequen
     from tqdm.auto import tqdm
 
     if mode not in ("pipelined", "lockstep"):
-        raise ValueError(f"mode must be 'pipelined' or 'lockstep', got {mode!r}")
-    rec = _Recorder(check_loopback(host), realtime)
+        raise UsageError(f"mode must be 'pipelined' or 'lockstep', got {mode!r}")
+    rec = _Recorder(check_loopback(host, "nagle"), realtime)
     nodelay_rates = list(rates if nodelay_rates is None else nodelay_rates)
     nd_max = max_requests if nodelay_max_requests is None else nodelay_max_requests
-    common = dict(duration_s=duration_s, min_requests=min_requests, connections=connections,
-                  body_bytes=body_bytes, progress=progress)
+    common: dict[str, Any] = dict(duration_s=duration_s, min_requests=min_requests, connections=connections,
+                                  body_bytes=body_bytes, progress=progress)
     stages = ["sweep", "nodelay_client", "nodelay_server", "nodelay_both", "ping", "work", "bisect"]
     bar = tqdm(stages, desc="nagle capture", unit="stage", disable=not progress)
     for stage in bar:
@@ -780,7 +784,7 @@ def _cmd(args: argparse.Namespace) -> int:
                             work_rates=args.work_rates, bisect_rate_per_s=args.bisect_rate,
                             bisect_duration_s=args.bisect_duration, check_alone=not args.no_alone,
                             mode=args.mode, host=args.host, realtime=args.realtime, progress=not args.quiet)
-    except ValueError as exc:
+    except (UsageError, LabError) as exc:
         print(f"workbench lab nagle: {exc}")
         return 2
     write_csv(frame, args.out)

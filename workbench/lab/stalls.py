@@ -27,8 +27,11 @@ Four experiments, all on loopback, bounded, cleaning up after themselves:
    size per save, as a versioning hook does).
 
 Run it as ``workbench lab stalls --out DIR``; :func:`read_capture` loads the
-files back. Child processes run this file as a script with ``python -I -S``, so
-the traced server imports the standard library only and the trace stays small.
+files back. Child processes run this module with ``python -I -S`` and the
+package's folder put first on ``sys.path`` (:func:`child_command`): the traced
+server imports the standard library and this module's light package only (no
+site packages, no pandas), so the trace stays small, and it checks its address
+with the same :func:`~workbench.lab._net.check_loopback` as this process.
 """
 from __future__ import annotations
 
@@ -51,6 +54,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputNotFoundError, LabError, UsageError
+from ._net import check_loopback
+
+if TYPE_CHECKING:  # pandas is imported where used: the child processes need only the standard library
+    import pandas as pd
+
+    from ..schema import Schema
 
 FUTEX_WAIT_PRIVATE = 0 | 128
 _SYS_FUTEX = {"x86_64": 202, "aarch64": 98, "riscv64": 98, "ppc64le": 221, "s390x": 238}.get(platform.machine())
@@ -66,7 +78,7 @@ class _Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
-_LIBC: list = []
+_LIBC: list[ctypes.CDLL] = []
 
 
 def _libc() -> ctypes.CDLL:
@@ -123,6 +135,7 @@ def _write_atomic(path: str, text: str) -> None:
 
 def _serve(a: argparse.Namespace) -> int:
     """Child: answer ``REQ <id>`` lines on one loopback connection; inject futex waits; log them."""
+    host = check_loopback(a.host, "stalls")  # before any socket
     signal.alarm(int(a.max_life_s))  # never outlive the experiment
     rng = random.Random(a.seed)
     slots = rng.sample(range(1, a.requests), min(a.requests - 1, a.per_kind * len(WAIT_KINDS_MS)))
@@ -140,8 +153,8 @@ def _serve(a: argparse.Namespace) -> int:
         while not p.poll(a.heartbeat_ms):
             pass
 
-    srv = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
-    srv.bind((a.host, 0))
+    srv = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind((host, 0))
     srv.listen(1)
     _write_atomic(a.port_file, str(srv.getsockname()[1]))
     conn, _ = srv.accept()
@@ -259,20 +272,11 @@ def _child_main(argv: list[str]) -> int:
 
 # ============================================================== orchestration (this process)
 
-def check_loopback(host: str) -> str:
-    """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1, localhost); else raise ValueError."""
-    from ._net import (
-        check_loopback as _check,  # imported here: this file also runs as a bare script
-    )
-
-    return _check(host, "stalls")
-
-
 def require_strace() -> str:
-    """Path of the strace binary; RuntimeError with the install command when it is missing."""
+    """Path of the strace binary; :class:`~workbench.errors.LabError` with the install command when it is missing."""
     path = shutil.which("strace")
     if path is None:
-        raise RuntimeError(INSTALL_HINT)
+        raise LabError(INSTALL_HINT)
     return path
 
 
@@ -280,28 +284,43 @@ def _strace_version() -> str:
     """First line of ``strace -V`` (empty when it cannot be run)."""
     try:
         out = subprocess.run([require_strace(), "-V"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, RuntimeError, subprocess.SubprocessError):
+    except (OSError, LabError, subprocess.SubprocessError):
         return ""
     return out.splitlines()[0].strip() if out else ""
 
 
+#: the folder holding the ``workbench`` package, put first on the children's ``sys.path``
+_PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+def child_command(code: str, *args: str) -> list[str]:
+    """``python -I -S -c CODE ARGS…`` with this package importable (``sys.argv[1:]`` are ``args`` in ``code``).
+
+    Isolated mode without site packages: the child imports the standard library
+    and ``workbench``'s light modules only, from the same folder as this process.
+    """
+    boot = f"import sys; sys.path.insert(0, {_PACKAGE_PARENT!r}); "
+    return [sys.executable, "-I", "-S", "-c", boot + code, *args]
+
+
 def _child(role_args: list[str]) -> list[str]:
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *role_args]
+    return child_command("from workbench.lab.stalls import _child_main; sys.exit(_child_main(sys.argv[1:]))",
+                         *role_args)
 
 
-def _wait_file(path: Path, proc: subprocess.Popen, timeout_s: float) -> str:
+def _wait_file(path: Path, proc: subprocess.Popen[bytes], timeout_s: float) -> str:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if path.exists():
             return path.read_text()
         if proc.poll() is not None:
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            raise RuntimeError(f"child exited with {proc.returncode} before writing {path.name}: {err[-2000:]}")
+            raise LabError(f"a stalls child exited with {proc.returncode} before writing {path.name}: {err[-2000:]}")
         time.sleep(0.01)
-    raise TimeoutError(f"child did not write {path.name} within {timeout_s} s")
+    raise LabError(f"a stalls child did not write {path.name} within {timeout_s} s")
 
 
-def _stop(proc: subprocess.Popen | None, timeout_s: float = 5.0) -> None:
+def _stop(proc: subprocess.Popen[bytes] | None, timeout_s: float = 5.0) -> None:
     if proc is None or proc.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
@@ -318,7 +337,7 @@ class _Pinger:
     """Times TCP connects to a loopback listener every ``interval_s`` in a thread (the network baseline)."""
 
     def __init__(self, host: str, interval_s: float, max_count: int) -> None:
-        self.host, self.interval_s, self.max_count = host, interval_s, max_count
+        self.host, self.interval_s, self.max_count = check_loopback(host, "stalls"), interval_s, max_count
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.listener = socket.socket(fam, socket.SOCK_STREAM)
         self.listener.bind((host, 0))
@@ -368,9 +387,10 @@ class _Pinger:
         self.listener.close()
 
 
-def _drive(host: str, port: int, requests: int, gap_s: float, deadline: float, bar=None,
+def _drive(host: str, port: int, requests: int, gap_s: float, deadline: float, bar: Any = None,
            stop_at: float | None = None) -> list[tuple[int, float, float]]:
     """Send ``REQ i`` lines one at a time; return (request, start epoch s, latency s) per answered request."""
+    host = check_loopback(host, "stalls")
     rows = []
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(fam, socket.SOCK_STREAM) as s:
@@ -387,7 +407,7 @@ def _drive(host: str, port: int, requests: int, gap_s: float, deadline: float, b
             reply = f.readline()
             lat = time.perf_counter() - t0
             if reply != b"OK %d\n" % i:
-                raise RuntimeError(f"server answered {reply!r} to request {i}")
+                raise LabError(f"the stalls server answered {reply!r} to request {i}; expected b'OK {i}\\n'")
             rows.append((i, ts, lat))
             if bar is not None:
                 bar.update(1)
@@ -398,7 +418,7 @@ def _drive(host: str, port: int, requests: int, gap_s: float, deadline: float, b
 
 def _server_run(tmp: Path, name: str, *, host: str, requests: int, per_kind: int, seed: int, work_ms: float,
                 strace_out: Path | None, gap_s: float, max_s: float, state_dir: str = "",
-                stop_at: float | None = None, bar=None) -> tuple[list, Path]:
+                stop_at: float | None = None, bar: Any = None) -> tuple[list[tuple[int, float, float]], Path]:
     """Start the server (under strace when ``strace_out``), drive it, stop it; (client rows, server log)."""
     port_file, log = tmp / f"{name}.port", tmp / f"{name}.injections.csv"
     role = ["serve", "--host", host, "--port-file", str(port_file), "--log", str(log), "--requests",
@@ -414,7 +434,7 @@ def _server_run(tmp: Path, name: str, *, host: str, requests: int, per_kind: int
         proc.wait(30.0)  # the server exits when the connection closes
         if proc.returncode != 0:
             err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            raise RuntimeError(f"the {name} server failed with {proc.returncode}: {err[-2000:]}")
+            raise LabError(f"the {name} server failed with {proc.returncode}: {err[-2000:]}")
     finally:
         _stop(proc)
         if proc.stderr:
@@ -424,7 +444,8 @@ def _server_run(tmp: Path, name: str, *, host: str, requests: int, per_kind: int
 
 def _pipeline_run(tmp: Path, *, requests: int, generations: int, pause_ms: float, pause_gap_ms: float,
                   steps_ms: tuple[float, ...], seed: int, max_s: float, first_generation: int = 0,
-                  first_request: int = 0, bar=None) -> tuple[list, list]:
+                  first_request: int = 0, bar: Any = None
+                  ) -> tuple[list[list[str]], list[tuple[int, int, float, float]]]:
     """Run worker generations with a SIGSTOP/SIGCONT controller; (step rows, pause rows)."""
     current: dict[str, int | None] = {"pid": None, "gen": None}
     lock = threading.Lock()
@@ -438,7 +459,7 @@ def _pipeline_run(tmp: Path, *, requests: int, generations: int, pause_ms: float
         while not stop.wait(rng.expovariate(1000.0 / pause_gap_ms)):
             with lock:
                 pid, gen = current["pid"], current["gen"]
-                if pid is None:
+                if pid is None or gen is None:
                     continue
                 try:
                     os.kill(pid, signal.SIGSTOP)
@@ -472,13 +493,13 @@ def _pipeline_run(tmp: Path, *, requests: int, generations: int, pause_ms: float
                     current["pid"], current["gen"] = pid, g
                 while proc.poll() is None:
                     if time.monotonic() > deadline:
-                        raise TimeoutError(f"the pipeline did not finish within {max_s} s")
+                        raise LabError(f"the pipeline did not finish within max_s={max_s} s")
                     time.sleep(0.05)
                 with lock:
                     current["pid"] = None
                 if proc.returncode != 0:
                     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                    raise RuntimeError(f"pipeline worker failed with {proc.returncode}: {err[-2000:]}")
+                    raise LabError(f"pipeline worker failed with {proc.returncode}: {err[-2000:]}")
             finally:
                 with lock:
                     current["pid"] = None
@@ -497,14 +518,14 @@ def _pipeline_run(tmp: Path, *, requests: int, generations: int, pause_ms: float
 
 
 def _interference_run(tmp: Path, *, host: str, blocks: int, block_s: float, gap_s: float, work_ms: float,
-                      file_mb: int, io_dir: Path, bar=None) -> list[tuple]:
+                      file_mb: int, io_dir: Path, bar: Any = None) -> list[tuple[int, str, int, float, float]]:
     """Alternate blocks without/with the fsync writer; one server, one connection per block.
 
     After a writer block the parent waits for ``sync()`` so the next block does not
     inherit its write-back; block directories are removed only at the end (a delete
     is journal work too).
     """
-    rows = []
+    rows: list[tuple[int, str, int, float, float]] = []
     dirs: list[Path] = []
     try:
         for b in range(blocks):
@@ -573,12 +594,13 @@ def run_capture(out_dir: str | os.PathLike, *, host: str = "127.0.0.1", requests
     """
     from tqdm.auto import tqdm
 
-    host = check_loopback(host)
+    host = check_loopback(host, "stalls")
     require_strace()
     if requests < 2 or per_kind * len(WAIT_KINDS_MS) >= requests:
-        raise ValueError(f"need requests > 3 × per_kind injections (got {requests} requests, {per_kind} per kind)")
+        raise UsageError(f"need requests > 3 × per_kind injections (got requests={requests}, per_kind={per_kind})")
     if not 1 <= generations <= pipeline_requests:
-        raise ValueError("generations must be between 1 and pipeline_requests")
+        raise UsageError(f"generations must be between 1 and pipeline_requests={pipeline_requests}, "
+                         f"got {generations}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="workbench-stalls-"))
@@ -644,8 +666,8 @@ def run_capture(out_dir: str | os.PathLike, *, host: str = "127.0.0.1", requests
             with open(paths["pauses"], "w", newline="") as f:
                 w = csv.writer(f)
                 w.writerow(["generation", "pid", "start_s", "end_s"])
-                for g, pid, t0, t1 in pauses:
-                    w.writerow([g, pid, f"{t0:.6f}", f"{t1:.6f}"])
+                for gen, pid, t0, t1 in pauses:
+                    w.writerow([gen, pid, f"{t0:.6f}", f"{t1:.6f}"])
             bar.set_postfix_str("interference A/B")
             ab = _interference_run(tmp, host=host, blocks=blocks, block_s=block_s, gap_s=0.005,
                                    work_ms=work_ms, file_mb=file_mb, io_dir=io_base, bar=bar)
@@ -667,7 +689,7 @@ CAPTURE_FILES = {"calls": "calls.csv", "injections": "injections.csv", "ping": "
                  "pauses": "pauses.csv", "interference": "interference.csv"}
 
 
-def capture_schemas() -> dict:
+def capture_schemas() -> dict[str, Schema]:
     """The documented schemas of the capture's CSV tables (name → :class:`workbench.schema.Schema`)."""
     from ..schema import Column, Schema
 
@@ -699,63 +721,36 @@ def capture_schemas() -> dict:
     }
 
 
-def _read_table(path: Path, schema, strict: bool):
-    """A capture CSV as a typed frame; rows that do not parse go to attrs['rejects'] (or raise if strict)."""
-    import pandas as pd
-
-    from ..errors import ParseError
-    from ..schema import attach_rejects, validate
-
-    casts = {"int": int, "float": float, "string": str}
-    cols = schema.columns
-    rows, rejects = [], []
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header != [c.name for c in cols]:
-            raise ParseError(str(path), 1, ",".join(header or []),
-                             f"expected the header {','.join(c.name for c in cols)}")
-        for n, rec in enumerate(reader, start=2):
-            try:
-                if len(rec) != len(cols):
-                    raise ValueError(f"expected {len(cols)} fields, got {len(rec)}")
-                rows.append([casts[c.kind](v) for c, v in zip(cols, rec, strict=True)])
-            except ValueError as exc:
-                if strict:
-                    raise ParseError(str(path), n, ",".join(rec), str(exc)) from None
-                rejects.append((str(path), n, ",".join(rec), str(exc)))
-    frame = pd.DataFrame(rows, columns=[c.name for c in cols])
-    for c in cols:
-        frame[c.name] = frame[c.name].astype({"int": "int64", "float": "float64", "string": object}[c.kind])
-    frame = validate(frame, schema)
-    return attach_rejects(frame, rejects)
-
-
-def read_capture(directory: str | os.PathLike, *, strict: bool = False) -> dict:
+def read_capture(directory: str | os.PathLike[str], *, strict: bool = False) -> dict[str, Any]:
     """Load a capture written by :func:`run_capture`: name → frame (plus ``meta`` and strace paths).
 
     ``calls``, ``ping`` and ``interference`` are latency-sample frames
     (:func:`workbench.latency.read_latency`: latency_s, timestamp_s and the other
     columns carried); ``injections``, ``steps`` and ``pauses`` follow
-    :func:`capture_schemas`. ``strace_before``/``strace_fixed`` are the paths of
-    the traces (read them with :func:`workbench.syscalls.read_strace`); ``meta``
-    is the dict of parameters. Every frame carries attrs['rejects'].
+    :func:`capture_schemas` (read by :func:`workbench.tables.read_table`).
+    ``strace_before``/``strace_fixed`` are the paths of the traces (read them with
+    :func:`workbench.syscalls.read_strace`); ``meta`` is the dict of parameters.
+    Every frame carries attrs['rejects']; ``strict=True`` raises
+    :class:`~workbench.errors.ParseError` for the first bad row of a file.
     """
     from ..latency import read_latency
+    from ..tables import read_table
 
     d = Path(directory)
     if not d.is_dir():
-        raise FileNotFoundError(f"{d}: not a capture folder (expected the output of `workbench lab stalls`)")
+        raise InputNotFoundError(f"{d}: not a capture folder (expected the output of `workbench lab stalls`)")
     missing = [v for v in (*CAPTURE_FILES.values(), "meta.json", "strace_before.txt") if not (d / v).exists()]
     if missing:
-        raise FileNotFoundError(f"{d}: capture incomplete, missing {missing}")
+        raise InputNotFoundError(f"{d}: capture incomplete, missing {missing}")
     schemas = capture_schemas()
-    out: dict = {}
+    out: dict[str, Any] = {}
     for name, fname in CAPTURE_FILES.items():
+        frame: pd.DataFrame
         if name in schemas:
-            out[name] = _read_table(d / fname, schemas[name], strict)
+            frame = read_table(d / fname, schemas[name], strict=strict)
         else:
-            out[name] = read_latency(d / fname, format="csv", strict=strict)
+            frame = read_latency(d / fname, format="csv", strict=strict)
+        out[name] = frame
     out["meta"] = json.loads((d / "meta.json").read_text())
     out["strace_before"] = str(d / "strace_before.txt")
     out["strace_fixed"] = str(d / "strace_fixed.txt")
@@ -767,7 +762,7 @@ def _cmd(args: argparse.Namespace) -> int:
         paths = run_capture(args.out, host=args.host, requests=args.requests, per_kind=args.per_kind,
                             pipeline_requests=args.pipeline_requests, blocks=args.blocks, block_s=args.block_s,
                             seed=args.seed, io_dir=args.io_dir, progress=not args.quiet)
-    except (RuntimeError, ValueError, TimeoutError) as exc:
+    except (LabError, UsageError) as exc:
         print(f"workbench lab stalls: {exc}", file=sys.stderr)
         return 2
     for name, path in paths.items():

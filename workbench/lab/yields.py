@@ -24,7 +24,9 @@ CPython artefact, not part of the effect.)
 
 Everything is written under one ``tempfile.mkdtemp`` directory that is removed at the
 end (also on error or interrupt); the sweep is bounded in run count and wall time and
-shows a progress bar. Run it as ``workbench lab yields --out capture.csv``.
+shows a progress bar. Run it as ``workbench lab yields --out capture.csv``; this module
+owns the capture format: :data:`CAPTURE_SCHEMA`, :func:`write_capture` and
+:func:`read_capture` (the analyses are in :mod:`workbench.models.yields`).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ import asyncio
 import base64
 import concurrent.futures as cf
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -49,8 +52,48 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..models.yields import CAPTURE_SCHEMA, MODES
-from ..schema import attach_rejects, validate
+from ..errors import UsageError
+from ..schema import Column, Schema, attach_rejects, validate
+from ..sources import Source
+from ..tables import Above, AtLeast, OneOf, Rule, read_table
+
+#: the two ways a save runs (values of the capture's ``mode`` column)
+MODES = ("yielding", "offloaded")
+
+CAPTURE_SCHEMA = Schema(
+    name="yields_lab_capture",
+    doc=(
+        "One asyncio save per row from `workbench lab yields`: a config of `sections` files "
+        "saved while hog tasks busy-spin `hog_ms` between yields; the loop-pass time is "
+        "measured by a probe task during the save."
+    ),
+    columns=(
+        Column("mode", "string", "", "'yielding' (yield around every file operation) or "
+               "'offloaded' (whole save in a worker thread, one await)"),
+        Column("sections", "int", "count", "config sections written (one file each)"),
+        Column("hog_ms", "float", "ms", "busy-spin time of each hog task between its yields (the load knob)"),
+        Column("n_hogs", "int", "count", "hog tasks running"),
+        Column("repeat", "int", "count", "repeat index of this (mode, sections, hog_ms) point"),
+        Column("yields", "int", "count", "awaits the save made (event-loop yields)"),
+        Column("passes", "int", "count", "event-loop passes the probe counted during the save"),
+        Column("lag_ms_measured", "float", "ms", "mean event-loop pass time the probe measured under the same "
+               "load just before the save (the loop's speed, independent of the save)"),
+        Column("lag_ms_median", "float", "ms", "median event-loop pass time in that same window"),
+        Column("lag_ms_during", "float", "ms", "mean event-loop pass time during the save (includes the "
+               "save's own inline work)"),
+        Column("duration_ms", "float", "ms", "wall-clock duration of the save"),
+        Column("fs_ms", "float", "ms", "time spent inside file-system calls (sum)"),
+        Column("written_bytes", "int", "bytes", "bytes written to section files"),
+    ),
+)
+
+#: what every captured value must satisfy (other than ``repeat``, which is not checked)
+_CAPTURE_RULES: dict[str, Rule] = {
+    "mode": OneOf(frozenset(MODES)), "sections": Above(0), "hog_ms": AtLeast(0.0),
+    "n_hogs": AtLeast(0), "yields": AtLeast(0), "passes": AtLeast(0),
+    "lag_ms_measured": AtLeast(0.0), "lag_ms_median": AtLeast(0.0), "lag_ms_during": AtLeast(0.0),
+    "duration_ms": AtLeast(0.0), "fs_ms": AtLeast(0.0), "written_bytes": AtLeast(0),
+}
 
 #: open flags of every section file, as in cartridge's save()
 OPEN_FLAGS = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_SYNC", 0)
@@ -75,7 +118,7 @@ def make_config(sections: int, section_bytes: int = 2048, seed: int = 0) -> dict
     cluster-wide config (``auth.yml``, ``topology.yml``, ``roles/<name>.yml`` …).
     """
     if sections < 1:
-        raise ValueError(f"sections must be >= 1, got {sections}")
+        raise UsageError(f"make_config: sections must be >= 1, got {sections}")
     rng = np.random.default_rng(seed)
     out: dict[str, bytes] = {}
     for i in range(sections):
@@ -298,7 +341,7 @@ async def measure_save(
     cancelled (and rolled back) after ``timeout_s``.
     """
     if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        raise UsageError(f"measure_save: mode must be one of {MODES}, got {mode!r}")
     running = [True]
     ends: list[float] = []
     tasks = [asyncio.create_task(_hog(hog_ms / 1e3, running)) for _ in range(n_hogs)]
@@ -375,14 +418,17 @@ def run_sweep(plan: SweepPlan | None = None, progress: bool = True, **kw: Any) -
     one temporary directory removed at the end. If ``max_seconds`` runs out the sweep
     stops early, warns, and sets ``frame.attrs["truncated"] = True``.
     """
-    plan = plan or SweepPlan(**{k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()})
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    plan = plan or SweepPlan(**fields)
     for m in plan.modes:
         if m not in MODES:
-            raise ValueError(f"unknown mode {m!r}; expected {MODES}")
+            raise UsageError(f"run_sweep: unknown mode {m!r} in modes; expected {MODES}")
     if plan.repeats < 1 or not plan.sections or not plan.hog_ms:
-        raise ValueError("a sweep needs repeats >= 1 and at least one sections and hog_ms value")
+        raise UsageError(f"run_sweep: a sweep needs repeats >= 1 and at least one sections and hog_ms value, got "
+                         f"repeats={plan.repeats}, sections={list(plan.sections)}, hog_ms={list(plan.hog_ms)}")
     if any(s < 1 for s in plan.sections) or any(h < 0 for h in plan.hog_ms) or plan.n_hogs < 1:
-        raise ValueError("sections must be >= 1, hog_ms >= 0 and n_hogs >= 1")
+        raise UsageError(f"run_sweep: sections must be >= 1, hog_ms >= 0 and n_hogs >= 1, got "
+                         f"sections={list(plan.sections)}, hog_ms={list(plan.hog_ms)}, n_hogs={plan.n_hogs}")
     from tqdm import tqdm
 
     runs = plan.runs()
@@ -402,8 +448,8 @@ def run_sweep(plan: SweepPlan | None = None, progress: bool = True, **kw: Any) -
                               f"max_seconds={plan.max_seconds} reached", stacklevel=2)
                 break
             target = os.path.join(workdir, f"config.prepare.{i}")
-            m = _run_coroutine(lambda mode=mode, s=s, h=h, target=target: measure_save(
-                mode, configs[s], target, h, plan.n_hogs, timeout_s=plan.run_timeout_s))
+            m = _run_coroutine(functools.partial(measure_save, mode, configs[s], target, h, plan.n_hogs,
+                                                 timeout_s=plan.run_timeout_s))
             shutil.rmtree(target, ignore_errors=True)
             row = m.__dict__ | {"repeat": rep}
             rows.append(row)
@@ -412,7 +458,7 @@ def run_sweep(plan: SweepPlan | None = None, progress: bool = True, **kw: Any) -
     finally:
         shutil.rmtree(root, ignore_errors=True)
     frame = pd.DataFrame(rows, columns=CAPTURE_SCHEMA.names())
-    dtypes = {c.name: {"int": "int64", "float": "float64", "string": object}[c.kind] for c in CAPTURE_SCHEMA.columns}
+    dtypes = {c.name: {"int": "int64", "float": "float64", "string": "object"}[c.kind] for c in CAPTURE_SCHEMA.columns}
     frame = frame.astype(dtypes)
     frame.attrs["truncated"] = truncated
     frame.attrs["source"] = "<live sweep>"
@@ -429,6 +475,18 @@ def write_capture(frame: pd.DataFrame, out: str | os.PathLike[str], header_lines
             fh.write(f"# {line}\n")
         frame[CAPTURE_SCHEMA.names()].to_csv(fh, index=False, float_format="%.4f", lineterminator="\n")
     return out
+
+
+def read_capture(source: Source, strict: bool = False) -> pd.DataFrame:
+    """Load a capture written by ``workbench lab yields`` (:data:`CAPTURE_SCHEMA`).
+
+    Columns: mode, sections, hog_ms, n_hogs, repeat, yields, passes,
+    lag_ms_measured, lag_ms_median, lag_ms_during, duration_ms, fs_ms, written_bytes
+    (see the schema for units). Rows that do not parse, name an unknown mode, have
+    no sections or a negative count or time go to ``frame.attrs["rejects"]``;
+    ``strict=True`` raises :class:`~workbench.errors.ParseError` for the first.
+    """
+    return read_table(source, CAPTURE_SCHEMA, strict=strict, rules=_CAPTURE_RULES)
 
 
 # --------------------------------------------------------------------------- command line
@@ -457,7 +515,7 @@ def _cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workbench lab yields``."""
     p = subparsers.add_parser(
         "yields",

@@ -5,8 +5,9 @@ grid of banks × clients per bank, and a "cores" table) but usable on any table
 of times against a work size:
 
 - loaders for the tidy tables (:func:`read_iteration_times`,
-  :func:`read_cores_times`, :func:`read_lines_of_code`), each validated against
-  its documented schema; unparseable rows are kept in ``frame.attrs["rejects"]``;
+  :func:`read_cores_times`, :func:`read_lines_of_code`), read by
+  :func:`workbench.tables.read_table` into their documented schemas; unparseable
+  or negative values, empty text and repeated keys are kept in ``frame.attrs["rejects"]``;
 - :func:`fit_power_law` — ``time_s = a · transfers^b`` fitted in log-log space,
   with cells under a stated timer-resolution floor excluded and counted;
 - :func:`speedups` — per-cell time ratios between two designs with the interval
@@ -21,23 +22,22 @@ of times against a work size:
 """
 from __future__ import annotations
 
-import csv
-import gzip
 import math
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 
-from ..errors import ParseError, SchemaError
-from ..paths import resolve
-from ..schema import Column, Schema, attach_rejects, validate
+from ..errors import UsageError
+from ..schema import Column, Schema, requires, validate
+from ..sources import Source
+from ..tables import AtLeast, NonEmpty, Rule, read_table
+
+#: numbers given as a list, an array or a pandas Series
+Values = Sequence[float] | np.ndarray | pd.Series
 
 #: The printed resolution of the published timings (three decimals of a second).
 RESOLUTION_S = 0.001
@@ -86,150 +86,49 @@ LINES_OF_CODE_SCHEMA = Schema(
 
 # --------------------------------------------------------------------------- loading
 
-def _read_text(source: str | os.PathLike | IO[str]) -> tuple[str, str]:
-    """(name, text) of a path (plain or gzip), an open text stream or a CSV text (a string with a newline)."""
-    if hasattr(source, "read"):
-        text = source.read()  # type: ignore[union-attr]
-        name = getattr(source, "name", "<stream>")
-        return (name if isinstance(name, str) else "<stream>"), text
-    if isinstance(source, str) and ("\n" in source or "\r" in source):
-        return "<text>", source
-    path = resolve(source)
-    data = Path(path).read_bytes()
-    if data[:2] == b"\x1f\x8b":  # gzip-compressed CSV
-        data = gzip.decompress(data)
-    return str(path), data.decode("utf-8-sig")
+#: the columns of ``iteration_times.csv`` as read (``clients`` and ``transfers`` are derived)
+_ITERATION_INPUT = Schema(name="iteration_times", columns=ITERATION_TIMES_SCHEMA.columns[:4],
+                          doc=ITERATION_TIMES_SCHEMA.doc)
 
 
-def read_csv_table(
-    source: str | os.PathLike | IO[str],
-    columns: Sequence[tuple[str, str]],
-    key: Sequence[str] = (),
-    strict: bool = False,
-    check: Callable[[dict[str, object]], str | None] | None = None,
-) -> pd.DataFrame:
-    """Parse a small CSV whose header names ``columns`` (``(name, kind)``, kind int/float/str/bool).
-
-    Rows with the wrong number of fields, unparseable or negative numbers, a
-    duplicate ``key``, or for which ``check(row)`` returns a reason are rejected
-    with that reason (``frame.attrs["rejects"]``); with ``strict=True`` the first
-    one raises :class:`ParseError`. A header missing
-    a column raises :class:`SchemaError` naming the file and the expected columns.
-    Blank lines and lines starting with ``#`` are skipped. Returns the parsed frame
-    (columns in the order given, extra input columns dropped).
-    """
-    name, text = _read_text(source)
-    lines = text.splitlines()
-    header_at = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), None)
-    wanted = [c for c, _ in columns]
-    if header_at is None:
-        raise SchemaError(f"{name}: empty table; expected a CSV header with columns {wanted}")
-    header = [h.strip() for h in next(csv.reader([lines[header_at]]))]
-    missing = [c for c in wanted if c not in header]
-    if missing:
-        raise SchemaError(f"{name}:{header_at + 1}: header {header} lacks column(s) {missing}; expected {wanted}")
-    idx = {c: header.index(c) for c in wanted}
-    rows: list[list[object]] = []
-    rejects: list[tuple[str, int, str, str]] = []
-    seen: set[tuple[object, ...]] = set()
-    for lineno in range(header_at + 2, len(lines) + 1):
-        raw = lines[lineno - 1]
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        fields = [f.strip() for f in next(csv.reader([raw]))]
-        reason = None
-        values: list[object] = []
-        if len(fields) != len(header):
-            reason = f"expected {len(header)} fields ({', '.join(header)}), got {len(fields)}"
-        else:
-            for col, kind in columns:
-                cell = fields[idx[col]]
-                try:
-                    values.append(_parse_cell(cell, kind))
-                except ValueError as exc:
-                    reason = f"column {col!r}: {exc}"
-                    break
-        if reason is None and check is not None:
-            reason = check(dict(zip(wanted, values, strict=True)))
-        if reason is None and key:
-            k = tuple(values[wanted.index(c)] for c in key)
-            if k in seen:
-                reason = f"duplicate {dict(zip(key, k, strict=True))}"
-            seen.add(k)
-        if reason is not None:
-            if strict:
-                raise ParseError(name, lineno, raw, reason)
-            rejects.append((name, lineno, raw, reason))
-            continue
-        rows.append(values)
-    frame = pd.DataFrame(rows, columns=wanted)
-    for col, kind in columns:
-        frame[col] = frame[col].astype({"int": "int64", "float": "float64", "bool": "bool", "str": object}[kind])
-    return attach_rejects(frame, rejects)
+def _table_rules(schema: Schema) -> dict[str, Rule]:
+    """Every number of a timing table is ≥ 0 and every text cell is non-empty."""
+    return {c.name: NonEmpty() if c.kind == "string" else AtLeast(0) for c in schema.columns if c.kind != "bool"}
 
 
-def _parse_cell(cell: str, kind: str) -> object:
-    if kind == "str":
-        if not cell:
-            raise ValueError("empty text")
-        return cell
-    if kind == "bool":
-        low = cell.lower()
-        if low in {"true", "1"}:
-            return True
-        if low in {"false", "0"}:
-            return False
-        raise ValueError(f"expected true/false, got {cell!r}")
-    if kind == "int":
-        try:
-            v = int(cell)
-        except ValueError:
-            raise ValueError(f"expected a whole number, got {cell!r}") from None
-        if v < 0:
-            raise ValueError(f"expected a non-negative number, got {v}")
-        return v
-    try:
-        f = float(cell)
-    except ValueError:
-        raise ValueError(f"expected a number, got {cell!r}") from None
-    if not math.isfinite(f) or f < 0:
-        raise ValueError(f"expected a finite non-negative number, got {cell!r}")
-    return f
-
-
-def read_iteration_times(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+def read_iteration_times(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load the banks × clients-per-bank timing table (:data:`ITERATION_TIMES_SCHEMA`).
 
-    Input columns ``iteration, banks, clients_per_bank, time_s``; adds ``clients``
-    and ``transfers``. Rows with zero banks or clients are rejected.
+    Input columns ``iteration, banks, clients_per_bank, time_s`` (a path, plain
+    or compressed, a stream or the CSV text); adds ``clients`` and ``transfers``.
+    Rows with negative numbers, zero banks or clients, or a repeated
+    (iteration, banks, clients_per_bank) are kept in ``attrs["rejects"]``.
     """
-    df = read_csv_table(source, [("iteration", "int"), ("banks", "int"), ("clients_per_bank", "int"),
-                                 ("time_s", "float")], key=("iteration", "banks", "clients_per_bank"),
-                        strict=strict, check=_at_least_one("banks", "clients_per_bank"))
+    df = read_table(source, _ITERATION_INPUT, strict=strict, rules=_table_rules(_ITERATION_INPUT),
+                    key=("iteration", "banks", "clients_per_bank"),
+                    check=_at_least_one("banks", "clients_per_bank"))
     df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
     df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
     return validate(df, ITERATION_TIMES_SCHEMA)
 
 
-def read_cores_times(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+def read_cores_times(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``."""
-    df = read_csv_table(source, [("iteration", "int"), ("cores", "int"), ("time_s", "float")],
-                        key=("iteration", "cores"), strict=strict, check=_at_least_one("cores"))
-    return validate(df, CORES_TIMES_SCHEMA)
+    return read_table(source, CORES_TIMES_SCHEMA, strict=strict, rules=_table_rules(CORES_TIMES_SCHEMA),
+                      key=("iteration", "cores"), check=_at_least_one("cores"))
 
 
-def read_lines_of_code(source: str | os.PathLike | IO[str], strict: bool = False) -> pd.DataFrame:
+def read_lines_of_code(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load non-empty lines of code per actor (:data:`LINES_OF_CODE_SCHEMA`): ``iteration, actor, lines``."""
-    df = read_csv_table(source, [("iteration", "int"), ("actor", "str"), ("lines", "int")],
-                        key=("iteration", "actor"), strict=strict)
-    return validate(df, LINES_OF_CODE_SCHEMA)
+    return read_table(source, LINES_OF_CODE_SCHEMA, strict=strict, rules=_table_rules(LINES_OF_CODE_SCHEMA),
+                      key=("iteration", "actor"))
 
 
-def _at_least_one(*cols: str) -> Callable[[dict[str, object]], str | None]:
+def _at_least_one(*cols: str) -> Callable[[dict[str, Any]], str | None]:
     """A row check: the named columns must be ≥ 1."""
 
-    def check(row: dict[str, object]) -> str | None:
-        bad = [c for c in cols if int(row[c]) < 1]  # type: ignore[call-overload]
+    def check(row: dict[str, Any]) -> str | None:
+        bad = [c for c in cols if int(row[c]) < 1]
         return f"{' and '.join(bad)} must be at least 1" if bad else None
 
     return check
@@ -237,11 +136,9 @@ def _at_least_one(*cols: str) -> Callable[[dict[str, object]], str | None]:
 
 # --------------------------------------------------------------------------- power law
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """A shallow copy without ``attrs`` (rejects tables there break pandas' attrs comparison)."""
-    out = frame.copy(deep=False)
-    out.attrs = {}
-    return out
+def _key(value: Any) -> int:
+    """A groupby key (a numpy or Python integer) as an int."""
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -279,8 +176,8 @@ class PowerLawFit:
 
 
 def fit_power_law(
-    work: Sequence[float] | np.ndarray,
-    time_s: Sequence[float] | np.ndarray,
+    work: Values,
+    time_s: Values,
     min_time_s: float = DEFAULT_MIN_TIME_S,
     level: float = 0.95,
     label: str = "",
@@ -288,19 +185,24 @@ def fit_power_law(
     """Fit ``log time = log a + b · log work`` on cells with ``time_s >= min_time_s``.
 
     The CI of the exponent is Student-t on the OLS standard error. Raises
-    ValueError when fewer than 3 cells are above the floor (no CI possible).
+    :class:`~workbench.errors.UsageError` when fewer than 3 cells are above the
+    floor (no CI possible).
     """
     x = np.asarray(work, dtype=float)
     y = np.asarray(time_s, dtype=float)
     if x.shape != y.shape:
-        raise ValueError(f"work and time_s differ in length ({x.size} vs {y.size})")
+        raise UsageError(f"fit_power_law: work and time_s differ in length ({x.size} vs {y.size})")
     keep = (y >= min_time_s) & (y > 0) & (x > 0)
     n = int(keep.sum())
     if n < 3:
-        raise ValueError(f"{label or 'fit'}: only {n} cells at or above the floor {min_time_s} s; need 3 for a CI")
+        raise UsageError(f"{label or 'fit'}: only {n} cells at or above the floor min_time_s={min_time_s} s; "
+                         "need 3 for a CI")
     lx, ly = np.log(x[keep]), np.log(y[keep])
     if np.ptp(lx) == 0:
-        raise ValueError(f"{label or 'fit'}: all fitted cells have the same work; the exponent is undefined")
+        raise UsageError(f"{label or 'fit'}: all fitted cells have the same work; the exponent is undefined "
+                         "(expected at least two distinct work values)")
+    from scipy import stats
+
     res = stats.linregress(lx, ly)
     resid = ly - (res.intercept + res.slope * lx)
     dof = n - 2
@@ -319,9 +221,9 @@ def fit_power_laws(
     times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S, level: float = 0.95,
 ) -> dict[int, PowerLawFit]:
     """One :func:`fit_power_law` of ``time_s`` against ``transfers`` per ``iteration``."""
-    times = _plain(times)
+    requires(times, "iteration", "transfers", "time_s")
     return {
-        int(it): fit_power_law(g["transfers"], g["time_s"], min_time_s, level, label=f"iteration {it}")
+        _key(it): fit_power_law(g["transfers"], g["time_s"], min_time_s, level, label=f"iteration {it}")
         for it, g in times.groupby("iteration", sort=True)
     }
 
@@ -340,7 +242,7 @@ def power_law_table(fits: dict[int, PowerLawFit]) -> pd.DataFrame:
 def floor_sensitivity(times: pd.DataFrame, floors_s: Sequence[float], level: float = 0.95) -> pd.DataFrame:
     """Exponents per iteration for several floors: floor_s, iteration, exponent, exponent_low,
     exponent_high, n_used, n_excluded (fits with fewer than 3 cells are left out)."""
-    times = _plain(times)
+    requires(times, "iteration", "transfers", "time_s")
     rows = []
     for floor in floors_s:
         for it, g in times.groupby("iteration", sort=True):
@@ -348,7 +250,7 @@ def floor_sensitivity(times: pd.DataFrame, floors_s: Sequence[float], level: flo
                 f = fit_power_law(g["transfers"], g["time_s"], floor, level)
             except ValueError:
                 continue
-            rows.append({"floor_s": float(floor), "iteration": int(it), "exponent": f.exponent,
+            rows.append({"floor_s": float(floor), "iteration": _key(it), "exponent": f.exponent,
                          "exponent_low": f.exponent_low, "exponent_high": f.exponent_high,
                          "n_used": f.n_used, "n_excluded": f.n_excluded})
     return pd.DataFrame(rows)
@@ -368,12 +270,13 @@ def speedups(
     rel_uncertainty (half-width / speed-up), defined (td > 0), resolved (the
     interval excludes 1, so the cells differ beyond rounding).
     """
+    requires(times, "iteration", "banks", "clients_per_bank", "clients", "transfers", "time_s")
     keys = ["banks", "clients_per_bank", "clients", "transfers"]
-    times = _plain(times)
     a = times[times["iteration"] == numerator].set_index(keys)["time_s"].rename("time_num_s")
     b = times[times["iteration"] == denominator].set_index(keys)["time_s"].rename("time_den_s")
     if a.empty or b.empty:
-        raise ValueError(f"iterations {numerator} and {denominator} must both be in the table")
+        raise UsageError(f"speedups: iterations numerator={numerator} and denominator={denominator} must both be "
+                         f"in the table; it has {sorted(int(i) for i in times['iteration'].unique())}")
     df = pd.concat([a, b], axis=1, join="inner").reset_index()
     h = float(half_resolution_s)
     tn, td = df["time_num_s"].to_numpy(), df["time_den_s"].to_numpy()
@@ -393,10 +296,11 @@ def speedups(
 
 def max_speedup(sp: pd.DataFrame) -> pd.Series:
     """The row of :func:`speedups` with the largest defined speed-up."""
+    requires(sp, "defined", "speedup")
     d = sp[sp["defined"]]
     if d.empty:
-        raise ValueError("no cell has a non-zero denominator time")
-    return d.loc[d["speedup"].idxmax()]
+        raise UsageError("max_speedup: no cell has a non-zero denominator time (column 'defined' is all False)")
+    return d.loc[cast(Any, d["speedup"].idxmax())]
 
 
 @dataclass(frozen=True)
@@ -436,13 +340,17 @@ def compare_iterations(
     the log ratios) and the overlap of the power-law exponents' CIs (each fitted on
     its own cells above the same floor).
     """
+    requires(times, "iteration", "banks", "clients_per_bank", "clients", "transfers", "time_s")
     sp = speedups(times, a, b)
     well = sp[(sp["time_num_s"] >= min_time_s) & (sp["time_den_s"] >= min_time_s)]
     n = len(well)
     if n < 3:
-        raise ValueError(f"only {n} cells have both times ≥ {min_time_s} s; cannot compare")
+        raise UsageError(f"compare_iterations: only {n} cells have both times ≥ min_time_s={min_time_s} s; "
+                         "need 3 to compare")
     d = np.log(well["speedup"].to_numpy())
     m, se = float(d.mean()), float(d.std(ddof=1) / np.sqrt(n))
+    from scipy import stats
+
     t = stats.t.ppf(0.5 + level / 2, n - 1)
     p = float(2 * stats.t.sf(abs(m) / se, n - 1)) if se > 0 else (0.0 if m != 0 else 1.0)
     fits = fit_power_laws(times, min_time_s, level)
@@ -476,6 +384,7 @@ def comparison_sensitivity(
 ) -> pd.DataFrame:
     """:func:`compare_iterations` at several floors: floor_s, n_cells, ratio, ratio_low,
     ratio_high, p_value, exponents_overlap, n_faster, n_slower, distinguishable."""
+    requires(times, "iteration", "banks", "clients_per_bank", "clients", "transfers", "time_s")
     rows = []
     for floor in floors_s:
         try:
@@ -563,6 +472,8 @@ def _usl_fit_once(n: np.ndarray, x: np.ndarray, p0: np.ndarray | None = None) ->
     def logusl(nn: np.ndarray, loglam: float, s: float, k: float) -> np.ndarray:
         return loglam + np.log(nn) - np.log1p(s * (nn - 1) + k * nn * (nn - 1))
 
+    from scipy import optimize
+
     y = np.log(x)
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     lam0 = float(np.log(np.max(x / n)))
@@ -581,13 +492,14 @@ def _usl_fit_once(n: np.ndarray, x: np.ndarray, p0: np.ndarray | None = None) ->
         if best is None or sse < best[0]:
             best = (sse, p, cov)
     if best is None:
-        raise ValueError("the USL fit did not converge from any starting point")
+        raise UsageError("fit_usl: the USL fit did not converge from any starting point; "
+                         "expected throughputs a USL curve can describe")
     return best[1], best[2]
 
 
 def fit_usl(
-    n: Sequence[float] | np.ndarray,
-    throughput: Sequence[float] | np.ndarray,
+    n: Values,
+    throughput: Values,
     n_boot: int = 200,
     level: float = 0.95,
     seed: int = 0,
@@ -604,7 +516,7 @@ def fit_usl(
     ok = np.isfinite(nn) & np.isfinite(xx) & (nn > 0) & (xx > 0)
     nn, xx = nn[ok], xx[ok]
     if np.unique(nn).size < 4:
-        raise ValueError(f"the USL has 3 parameters; need at least 4 distinct N with positive throughput, "
+        raise UsageError(f"fit_usl: the USL has 3 parameters; need at least 4 distinct N with positive throughput, "
                          f"got {np.unique(nn).size}")
     p, cov = _usl_fit_once(nn, xx)
     fitted = p[0] + np.log(nn) - np.log1p(p[1] * (nn - 1) + p[2] * nn * (nn - 1))
@@ -677,7 +589,7 @@ def cores_throughput(cores: pd.DataFrame, banks: int = 8, clients_per_bank: int 
     """Throughput of a fixed demand against cores: adds ``transfers`` (the fixed demand,
     clients × (clients − 1)), ``throughput_per_s`` (transfers / time_s; NaN when
     time_s < ``min_time_s``) and ``below_floor``."""
-    cores = _plain(cores)
+    requires(cores, "cores", "time_s")
     clients = banks * clients_per_bank
     df = cores.copy()
     df["transfers"] = clients * (clients - 1)
@@ -689,11 +601,11 @@ def cores_throughput(cores: pd.DataFrame, banks: int = 8, clients_per_bank: int 
 
 def usl_by_iteration(thr: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> dict[int, USLFit]:
     """:func:`fit_usl` of ``throughput_per_s`` against ``cores`` for each iteration."""
-    thr = _plain(thr)
+    requires(thr, "iteration", "cores", "throughput_per_s")
     out = {}
     for it, g in thr.groupby("iteration", sort=True):
         g = g[g["throughput_per_s"].notna()]
-        out[int(it)] = fit_usl(g["cores"], g["throughput_per_s"], n_boot=n_boot, seed=seed)
+        out[_key(it)] = fit_usl(g["cores"], g["throughput_per_s"], n_boot=n_boot, seed=seed)
     return out
 
 
@@ -715,8 +627,8 @@ def time_growth_exponent(cores: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TI
     The USL's response time ``R(N) = (1 + σ(N−1) + κN(N−1))/λ`` grows at most like
     N², so an exponent well above 2 is a growth the USL cannot represent.
     """
-    cores = _plain(cores)
-    return {int(it): fit_power_law(g["cores"], g["time_s"], min_time_s, label=f"iteration {it}")
+    requires(cores, "iteration", "cores", "time_s")
+    return {_key(it): fit_power_law(g["cores"], g["time_s"], min_time_s, label=f"iteration {it}")
             for it, g in cores.groupby("iteration", sort=True)}
 
 
@@ -739,19 +651,19 @@ def demand_hypotheses(
     n_cells, rms_log_error (natural-log units), median_ratio (observed / predicted),
     within_2x (share of cells within a factor 2 of the prediction).
     """
-    cores = _plain(cores)
+    requires(cores, "iteration", "cores", "time_s")
     rows = []
     for it, g in cores.groupby("iteration", sort=True):
         g = g[g["time_s"] >= min_time_s]
-        if g.empty or int(it) not in fits:
+        if g.empty or _key(it) not in fits:
             continue
-        f = fits[int(it)]
+        f = fits[_key(it)]
         clients = {"fixed demand": np.full(len(g), float(fixed_clients)),
                    "demand grows": clients_per_core * g["cores"].to_numpy(dtype=float)}
         for hyp, c in clients.items():
             pred = f.predict_s(c * (c - 1))
             lr = np.log(g["time_s"].to_numpy() / pred)
-            rows.append({"iteration": int(it), "hypothesis": hyp, "n_cells": int(len(g)),
+            rows.append({"iteration": _key(it), "hypothesis": hyp, "n_cells": int(len(g)),
                          "rms_log_error": float(np.sqrt(np.mean(lr**2))),
                          "median_ratio": float(np.exp(np.median(lr))),
                          "within_2x": float(np.mean(np.abs(lr) <= np.log(2)))})
@@ -767,7 +679,7 @@ def demand_predictions(
     """Per cores-table cell, the grid power law's predicted time under both readings
     (see :func:`demand_hypotheses`). Columns: iteration, cores, time_s,
     fixed_demand_s, demand_grows_s."""
-    cores = _plain(cores)
+    requires(cores, "iteration", "cores", "time_s")
     rows = []
     for _, r in cores.iterrows():
         it = int(r["iteration"])
@@ -803,10 +715,9 @@ def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = D
     grid cells with that many clients), ratio (time_s / grid_time_s), both_measured
     (both ≥ ``min_time_s``).
     """
-    cores = _plain(cores)
-    times = _plain(times)
-    g = times.groupby(["iteration", "clients"], as_index=False)["time_s"].mean().rename(
-        columns={"time_s": "grid_time_s"})
+    requires(cores, "iteration", "cores", "time_s")
+    requires(times, "iteration", "clients", "time_s")
+    g = times.groupby(["iteration", "clients"], as_index=False).agg(grid_time_s=("time_s", "mean"))
     c = cores.copy()
     c["clients"] = 8 * c["cores"]
     m = c.merge(g, on=["iteration", "clients"], how="inner")
@@ -820,7 +731,7 @@ def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = D
 def loc_summary(loc: pd.DataFrame) -> pd.DataFrame:
     """Per iteration: actors, total_lines, mean_lines_per_actor, max_lines, total_change_pct
     (against the first iteration), mean_change_pct."""
-    loc = _plain(loc)
+    requires(loc, "iteration", "lines")
     g = loc.groupby("iteration", sort=True)["lines"]
     df = pd.DataFrame({"actors": g.size(), "total_lines": g.sum(), "mean_lines_per_actor": g.mean(),
                        "max_lines": g.max()}).reset_index()
@@ -839,7 +750,7 @@ def kind_shares(actors: pd.DataFrame) -> pd.DataFrame:
     """Per run and actor kind: actors, received, sent, busy_s, work and each kind's share of the
     run's totals (received_share, busy_share, work_share), plus the busiest single actor's
     values (max_received, max_busy_s, max_work, max_peak_mailbox, max_peers)."""
-    actors = _plain(actors)
+    requires(actors, *RUN_KEYS, "kind", "actor", "received", "sent", "busy_s", "work", "peak_mailbox", "peers")
     keys = list(RUN_KEYS)
     g = actors.groupby(keys + ["kind"], sort=True)
     df = g.agg(actors=("actor", "size"), received=("received", "sum"), sent=("sent", "sum"),
@@ -863,14 +774,15 @@ def bottlenecks(actors: pd.DataFrame, by: str = "work") -> pd.DataFrame:
     kind, value (its ``by``), share (of the run's total), runner_up_kind (kind of
     the busiest actor of another kind), dominance (value / runner-up value).
     """
-    actors = _plain(actors)
+    requires(actors, *RUN_KEYS, "kind", "actor")
     if by not in actors.columns:
-        raise ValueError(f"unknown metric {by!r}; one of busy_s, work, received")
+        raise UsageError(f"bottlenecks: unknown metric by={by!r}; expected a column of the frame such as "
+                         f"busy_s, work or received")
     rows = []
     for key, g in actors.groupby(list(RUN_KEYS), sort=True):
-        top = g.loc[g[by].idxmax()]
+        top = g.loc[cast(Any, g[by].idxmax())]
         others = g[g["kind"] != top["kind"]]
-        ru = others.loc[others[by].idxmax()] if not others.empty else None
+        ru = others.loc[cast(Any, others[by].idxmax())] if not others.empty else None
         total = float(g[by].sum())
         rows.append({
             **dict(zip(RUN_KEYS, key, strict=True)),
@@ -886,11 +798,12 @@ def bottlenecks(actors: pd.DataFrame, by: str = "work") -> pd.DataFrame:
 def bottleneck_by_iteration(actors: pd.DataFrame, by: str = "work") -> dict[int, str]:
     """The bottleneck actor kind of each iteration, read from its largest run (most transfers;
     ties broken by the majority kind over that size's repeats)."""
+    requires(actors, *RUN_KEYS, "kind", "actor")
     b = bottlenecks(actors, by)
     out = {}
     for it, g in b.groupby("iteration", sort=True):
         big = g[g["transfers"] == g["transfers"].max()]
-        out[int(it)] = str(big["kind"].mode().sort_values().iloc[0])
+        out[_key(it)] = str(big["kind"].mode().sort_values().iloc[0])
     return out
 
 

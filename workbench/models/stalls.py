@@ -25,12 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ..stats import Comparison, compare, wilson_interval
+from ..errors import UsageError
+from ..schema import requires
+from ..stats import Comparison, Mode, compare, find_modes, find_quantum, wilson_interval
 
 __all__ = [
     "BaselineCheck",
@@ -50,21 +52,11 @@ __all__ = [
 ]
 
 
-def _plain(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """A copy of the needed columns without attrs (frames carrying frames in attrs upset pandas' concat)."""
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise ValueError(f"frame lacks column(s) {missing}; has {list(frame.columns)}")
-    out = pd.DataFrame({c: frame[c].to_numpy() for c in columns})
-    return out
-
-
 # ------------------------------------------------------------------ global-stall test
 
 def _slow_matrix(frame: pd.DataFrame, slow_excess_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(steps, durations matrix requests×steps, slow matrix, valid mask) from a long frame."""
-    df = _plain(frame, ["request", "step", "duration_s"])
-    wide = df.pivot_table(index="request", columns="step", values="duration_s", aggfunc="sum")
+    wide = frame.pivot_table(index="request", columns="step", values="duration_s", aggfunc="sum")
     steps = wide.columns.to_numpy()
     dur = wide.to_numpy(dtype=float)
     valid = np.isfinite(dur)
@@ -82,6 +74,7 @@ def step_table(frame: pd.DataFrame, slow_excess_s: float = 0.010, confidence: fl
     n_slow, p_slow, p_slow_low, p_slow_high (Wilson interval), mean_excess_ms
     (mean extra time of the slow occurrences over the median).
     """
+    requires(frame, "request", "step", "duration_s")
     steps, dur, slow, valid = _slow_matrix(frame, slow_excess_s)
     n = valid.sum(axis=0)
     k = slow.sum(axis=0)
@@ -161,14 +154,14 @@ def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, conf
     "not proportional to step length" (slowness exists but does not follow
     step length: look inside the slow steps).
     """
+    df = requires(frame, "request", "step", "duration_s")[["request", "step", "duration_s"]]
     if not 0 < confidence < 1:
-        raise ValueError("confidence must be in (0, 1)")
-    df = _plain(frame, ["request", "step", "duration_s"])
+        raise UsageError(f"global_stall_test: confidence must be in (0, 1), got {confidence}")
     if exclude_steps:
         df = df[~df["step"].isin(list(exclude_steps))]
     steps, dur, slow, valid = _slow_matrix(df, slow_excess_s)
     if len(steps) < 3:
-        raise ValueError(f"the global-stall test needs at least 3 steps, got {len(steps)}")
+        raise UsageError(f"the global-stall test needs at least 3 steps, got {len(steps)}")
     table = step_table(df, slow_excess_s, confidence)
     x = 1e3 * np.nanmean(dur, axis=0)
     y = slow.sum(axis=0) / np.maximum(valid.sum(axis=0), 1)
@@ -243,11 +236,11 @@ def phase_split(frame: pd.DataFrame, phases: Mapping[str, Sequence[int]], slow_e
     For a global stall, share_of_excess ≈ share_of_time; a cause inside one
     phase puts nearly all the excess there.
     """
-    df = _plain(frame, ["request", "step", "duration_s"])
+    df = requires(frame, "request", "step", "duration_s")[["request", "step", "duration_s"]]
     known = {s for v in phases.values() for s in v}
     unknown = sorted(set(df["step"]) - known)
     if unknown:
-        raise ValueError(f"steps {unknown} belong to no phase; phases cover {sorted(known)}")
+        raise UsageError(f"phase_split: steps {unknown} belong to no phase; phases cover {sorted(known)}")
     df["phase"] = df["step"].map({s: name for name, v in phases.items() for s in v})
     wide = df.pivot_table(index="request", columns="phase", values="duration_s", aggfunc="sum")
     names = list(phases)
@@ -307,7 +300,9 @@ def uptime_effect(uptime_s: Sequence[float] | np.ndarray, latency_s: Sequence[fl
     ok = np.isfinite(u) & np.isfinite(lat)
     u, lat = u[ok], lat[ok]
     if u.size < 10:
-        raise ValueError(f"need at least 10 (uptime, latency) pairs, got {u.size}")
+        raise UsageError(f"uptime_effect: need at least 10 finite (uptime_s, latency_s) pairs, got {u.size}")
+    from scipy import stats
+
     rho = float(stats.spearmanr(u, lat).statistic)
     rng = np.random.default_rng(seed)
     boots = []
@@ -372,10 +367,11 @@ def baseline_check(calls: pd.DataFrame, baseline: pd.DataFrame, *, slow_excess_s
     baseline's spread (p99 − p50) is below ``max_share`` of the calls' spread
     and no more than a chance share of slow calls coincides with a slow probe.
     """
-    c = _plain(calls, ["timestamp_s", "latency_s"]).dropna()
-    b = _plain(baseline, ["timestamp_s", "latency_s"]).dropna()
+    c = requires(calls, "timestamp_s", "latency_s")[["timestamp_s", "latency_s"]].dropna()
+    b = requires(baseline, "timestamp_s", "latency_s")[["timestamp_s", "latency_s"]].dropna()
     if c.empty or b.empty:
-        raise ValueError("both the calls and the baseline need finite samples")
+        raise UsageError(f"baseline_check: both the calls and the baseline need finite samples, got {len(c)} "
+                         f"calls and {len(b)} baseline samples")
     cl, bl = c["latency_s"].to_numpy(), b["latency_s"].to_numpy()
     cp50, cp99 = (float(v) for v in np.percentile(cl, [50, 99]))
     bp50, bp99 = (float(v) for v in np.percentile(bl, [50, 99]))
@@ -438,12 +434,14 @@ def interference_ab(frame: pd.DataFrame, *, condition: str = "condition", block:
     ratio of medians and of p99s (B/A) get bootstrap CIs over blocks; the
     verdict is "interference" when the median ratio's CI lies above 1.
     """
-    df = _plain(frame, ["latency_s", condition, block]).dropna(subset=["latency_s"])
+    df = requires(frame, "latency_s", condition, block)[["latency_s", condition, block]].dropna(subset=["latency_s"])
     xa, xb = df[df[condition] == a], df[df[condition] == b]
     if xa.empty or xb.empty:
-        raise ValueError(f"need samples under both conditions {a!r} and {b!r}; got {sorted(set(df[condition]))}")
+        raise UsageError(f"interference_ab: need samples under both conditions a={a!r} and b={b!r} of column "
+                         f"{condition!r}; got {sorted(set(df[condition]))}")
     res = compare(xa["latency_s"].to_numpy(), xb["latency_s"].to_numpy(), qs=(50, 99),
-                  groups_a=xa[block].to_numpy(), groups_b=xb[block].to_numpy(), confidence=confidence,
+                  groups_a=cast(Sequence[Any], xa[block].to_numpy()),
+                  groups_b=cast(Sequence[Any], xb[block].to_numpy()), confidence=confidence,
                   n_resamples=n_resamples, seed=seed)
     med, p99 = res
     if min(med.units_a, med.units_b) < 2:
@@ -474,8 +472,8 @@ class LatencyModes:
     ``bandwidth_decades`` (KDE bandwidth used).
     """
 
-    modes: tuple
-    raw_modes: tuple
+    modes: tuple[Mode, ...]
+    raw_modes: tuple[Mode, ...]
     quantum_ms: float | None
     bandwidth_decades: float
 
@@ -484,7 +482,7 @@ class LatencyModes:
         return [m.location for m in self.modes]
 
 
-def group_modes(modes: Sequence, fraction: float = 0.2) -> tuple:
+def group_modes(modes: Sequence[Mode], fraction: float = 0.2) -> tuple[Mode, ...]:
     """Merge neighbouring modes whose gap is below ``fraction`` of the largest gap between modes.
 
     A fast bulk often splits into sub-modes a millisecond apart (CPU frequency,
@@ -492,14 +490,12 @@ def group_modes(modes: Sequence, fraction: float = 0.2) -> tuple:
     keeps the structure that matters for a quantum. Returns Mode tuples (see
     :class:`LatencyModes`).
     """
-    from .stats import Mode
-
     ms = sorted(modes, key=lambda m: m.location)
     if len(ms) < 3:
         return tuple(ms)
     gaps = np.diff([m.location for m in ms])
     limit = fraction * gaps.max()
-    groups: list[list] = [[ms[0]]]
+    groups: list[list[Mode]] = [[ms[0]]]
     for m, gap in zip(ms[1:], gaps, strict=True):
         if gap < limit:
             groups[-1].append(m)
@@ -525,8 +521,6 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
     The quantum comes from :func:`workbench.stats.find_quantum` on the linear
     values with the clusters as modes.
     """
-    from .stats import Mode, find_modes, find_quantum
-
     x = np.asarray(latency_s, dtype=float)
     x = 1e3 * x[np.isfinite(x) & (x > 0)]
     logm = find_modes(np.log10(x), bandwidth=bandwidth_decades, min_count=min_count,

@@ -5,8 +5,8 @@ at least one scheduler pass, and under load a pass lasts as long as the longest
 non-yielding task between yields. Work that yields ``k`` times therefore takes
 about ``k × loop-pass time``, whatever its own CPU cost. This module holds:
 
-- loaders: :func:`read_published` (the published table of save durations) and
-  :func:`read_capture` (the CSV written by :mod:`workbench.lab.yields`);
+- loader: :func:`read_published` (the published table of save durations); the lab
+  capture these analyses also take is read by :func:`workbench.lab.yields.read_capture`;
 - fits: :func:`fit_duration` (duration against yields × loop lag) and
   :func:`fit_yields` (yields against config sections), ordinary least squares with
   t-based confidence intervals;
@@ -14,23 +14,25 @@ about ``k × loop-pass time``, whatever its own CPU cost. This module holds:
 - risk: :func:`timeout_risk` — probability that the slowest of N instances
   exceeds a timeout, analytic ``1 − F(T)^N`` plus Monte Carlo that propagates
   the fits' uncertainty — with :func:`risk_curve` and :func:`weigh_options`;
-- lab analyses: :func:`fit_lab` and :func:`offload_comparison`.
+- lab analyses: :func:`fit_lab`, :func:`offload_comparison` and :func:`lab_summary`.
 """
 from __future__ import annotations
 
-import csv
+import importlib
 import math
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ..errors import ParseError, SchemaError
-from ..schema import Column, Schema, attach_rejects, validate
+from ..errors import UsageError
+from ..schema import Column, Schema, requires
+from ..sources import Source
+from ..stats import wilson_interval
+from ..tables import Above, AtLeast, read_table
 
 # --------------------------------------------------------------------------- schemas
 
@@ -48,171 +50,37 @@ PUBLISHED_SCHEMA = Schema(
     ),
 )
 
-MODES = ("yielding", "offloaded")
+#: the save modes a lab capture compares (values of its ``mode`` column)
+_SAVE_MODES = ("yielding", "offloaded")
 
-CAPTURE_SCHEMA = Schema(
-    name="yields_lab_capture",
-    doc=(
-        "One asyncio save per row from `workbench lab yields`: a config of `sections` files "
-        "saved while hog tasks busy-spin `hog_ms` between yields; the loop-pass time is "
-        "measured by a probe task during the save."
-    ),
-    columns=(
-        Column("mode", "string", "", "'yielding' (yield around every file operation) or "
-               "'offloaded' (whole save in a worker thread, one await)"),
-        Column("sections", "int", "count", "config sections written (one file each)"),
-        Column("hog_ms", "float", "ms", "busy-spin time of each hog task between its yields (the load knob)"),
-        Column("n_hogs", "int", "count", "hog tasks running"),
-        Column("repeat", "int", "count", "repeat index of this (mode, sections, hog_ms) point"),
-        Column("yields", "int", "count", "awaits the save made (event-loop yields)"),
-        Column("passes", "int", "count", "event-loop passes the probe counted during the save"),
-        Column("lag_ms_measured", "float", "ms", "mean event-loop pass time the probe measured under the same "
-               "load just before the save (the loop's speed, independent of the save)"),
-        Column("lag_ms_median", "float", "ms", "median event-loop pass time in that same window"),
-        Column("lag_ms_during", "float", "ms", "mean event-loop pass time during the save (includes the "
-               "save's own inline work)"),
-        Column("duration_ms", "float", "ms", "wall-clock duration of the save"),
-        Column("fs_ms", "float", "ms", "time spent inside file-system calls (sum)"),
-        Column("written_bytes", "int", "bytes", "bytes written to section files"),
-    ),
-)
+#: names that moved to :mod:`workbench.lab.yields` (the owner of the capture format)
+_MOVED_TO_LAB = frozenset({"CAPTURE_SCHEMA", "MODES", "read_capture"})
+
+
+def __getattr__(name: str) -> Any:
+    """Old names of the lab capture format: forwarded to :mod:`workbench.lab.yields` with a warning."""
+    if name in _MOVED_TO_LAB:
+        warnings.warn(f"workbench.models.yields.{name} moved to workbench.lab.yields.{name}; "
+                      "the old name works until the next release", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("workbench.lab.yields"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- loading
 
-def _read_source(source: str | Path | IO[str]) -> tuple[str, str]:
-    """Return (name for messages, text) of a path, an open text stream or a string of text."""
-    if hasattr(source, "read"):
-        return getattr(source, "name", "<stream>"), source.read()  # type: ignore[union-attr]
-    if isinstance(source, Path) or "\n" not in str(source):
-        p = Path(source)
-        if not p.exists():
-            raise FileNotFoundError(f"{p}: no such file")
-        return str(p), p.read_text(encoding="utf-8")
-    return "<text>", str(source)
-
-
-def _parse_int(text: str) -> int:
-    v = float(text)
-    if not math.isfinite(v) or not v.is_integer():
-        raise ValueError(f"{text!r} is not a whole number")
-    return int(v)
-
-
-def _parse_float(text: str) -> float:
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(f"{text!r} is not a finite number")
-    return v
-
-
-_PARSERS = {"int": _parse_int, "float": _parse_float, "string": str}
-
-
-def _read_table(
-    source: str | Path | IO[str],
-    schema: Schema,
-    strict: bool,
-    checks: dict[str, tuple[str, object]],
-) -> pd.DataFrame:
-    """Parse a comma-separated table into ``schema``'s columns; reject bad rows with reasons.
-
-    ``checks`` maps a column to (rule, bound): ``("min", x)`` requires value ≥ x,
-    ``("gt", x)`` value > x, ``("in", set)`` membership. Blank lines and lines starting
-    with ``#`` are not data and are skipped.
-    """
-    name, text = _read_source(source)
-    lines = text.splitlines()
-    rejects: list[tuple[str, int, str, str]] = []
-    header: list[str] | None = None
-    header_line = 0
-    rows: list[tuple[int, list[str], str]] = []
-    for lineno, raw in enumerate(lines, start=1):
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        fields = next(csv.reader([raw]))
-        fields = [f.strip() for f in fields]
-        if header is None:
-            header, header_line = fields, lineno
-            continue
-        rows.append((lineno, fields, raw))
-    if header is None:
-        raise SchemaError(f"{name}: empty input; expected a CSV header with columns {schema.names()}")
-    missing = [c.name for c in schema.columns if c.required and c.name not in header]
-    if missing:
-        raise SchemaError(
-            f"{name}:{header_line}: missing column(s) {missing}; expected columns "
-            f"{schema.names()} (units: "
-            + ", ".join(f"{c.name} {c.unit or '-'}" for c in schema.columns)
-            + f"), got header {header}"
-        )
-    index = {col: header.index(col) for col in schema.names() if col in header}
-    data: dict[str, list] = {c: [] for c in index}
-    kinds = {c.name: c.kind for c in schema.columns}
-    for lineno, fields, raw in rows:
-        reason = None
-        values: dict[str, object] = {}
-        if len(fields) != len(header):
-            reason = f"expected {len(header)} fields ({', '.join(header)}), got {len(fields)}"
-        else:
-            for col, i in index.items():
-                try:
-                    val = _PARSERS[kinds[col]](fields[i])
-                except ValueError:
-                    reason = f"column {col!r}: expected {kinds[col]}, got {fields[i]!r}"
-                    break
-                rule = checks.get(col)
-                if rule is not None:
-                    op, bound = rule
-                    bad = ((op == "min" and val < bound) or (op == "gt" and val <= bound)  # type: ignore[operator]
-                           or (op == "in" and val not in bound))  # type: ignore[operator]
-                    if bad:
-                        want = f"one of {sorted(bound)}" if op == "in" else f"{'>=' if op == 'min' else '>'} {bound}"  # type: ignore[arg-type]
-                        reason = f"column {col!r}: expected {want}, got {val!r}"
-                        break
-                values[col] = val
-        if reason is not None:
-            if strict:
-                raise ParseError(name, lineno, raw, reason)
-            rejects.append((name, lineno, raw, reason))
-            continue
-        for col in index:
-            data[col].append(values[col])
-    dtypes = {"int": "int64", "float": "float64", "string": object}
-    frame = pd.DataFrame({c: pd.Series(v, dtype=dtypes[kinds[c]]) for c, v in data.items()})
-    frame.attrs["source"] = name
-    attach_rejects(frame, rejects)
-    return validate(frame, schema)
-
-
-def read_published(source: str | Path | IO[str], strict: bool = False) -> pd.DataFrame:
+def read_published(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load the published table (CSV: sections, event_loop_ms, duration_ms, yields).
 
-    Accepts a path, an open text stream or the CSV text itself. Returns a frame
-    with :data:`PUBLISHED_SCHEMA`: ``sections`` (int), ``event_loop_ms`` (float, ms),
-    ``duration_ms`` (float, ms), ``yields`` (int). Rows that do not parse (or carry
-    negative values) are kept in ``frame.attrs["rejects"]``; ``strict=True`` raises
-    :class:`ParseError` at the first. Missing columns raise :class:`SchemaError`
-    naming the file and the columns.
+    Accepts a path (plain or compressed), an open stream or the CSV text itself.
+    Returns a frame with :data:`PUBLISHED_SCHEMA`: ``sections`` (int),
+    ``event_loop_ms`` (float, ms), ``duration_ms`` (float, ms), ``yields`` (int).
+    Rows that do not parse (or carry negative values, or no sections) are kept in
+    ``frame.attrs["rejects"]``; ``strict=True`` raises
+    :class:`~workbench.errors.ParseError` at the first. Missing columns raise :class:`~workbench.errors.SchemaError` naming the
+    file and the columns.
     """
-    return _read_table(source, PUBLISHED_SCHEMA, strict, {
-        "sections": ("gt", 0), "event_loop_ms": ("min", 0.0),
-        "duration_ms": ("min", 0.0), "yields": ("min", 0),
-    })
-
-
-def read_capture(source: str | Path | IO[str], strict: bool = False) -> pd.DataFrame:
-    """Load a lab capture written by ``workbench lab yields`` (:data:`CAPTURE_SCHEMA`).
-
-    Columns: mode, sections, hog_ms, n_hogs, repeat, yields, passes,
-    lag_ms_measured, lag_ms_median, lag_ms_during, duration_ms, fs_ms, written_bytes (see the
-    schema for units). Bad rows go to ``frame.attrs["rejects"]`` or raise when strict.
-    """
-    return _read_table(source, CAPTURE_SCHEMA, strict, {
-        "mode": ("in", set(MODES)), "sections": ("gt", 0), "hog_ms": ("min", 0.0),
-        "n_hogs": ("min", 0), "yields": ("min", 0), "passes": ("min", 0),
-        "lag_ms_measured": ("min", 0.0), "lag_ms_median": ("min", 0.0), "lag_ms_during": ("min", 0.0),
-        "duration_ms": ("min", 0.0), "fs_ms": ("min", 0.0), "written_bytes": ("min", 0),
+    return read_table(source, PUBLISHED_SCHEMA, strict=strict, rules={
+        "sections": Above(0), "event_loop_ms": AtLeast(0.0), "duration_ms": AtLeast(0.0), "yields": AtLeast(0),
     })
 
 
@@ -243,9 +111,9 @@ def _ols(x: np.ndarray, y: np.ndarray) -> _Ols:
     y = np.asarray(y, dtype=float)
     n = len(x)
     if n < 3:
-        raise ValueError(f"need at least 3 points for a line with an interval, got {n}")
+        raise UsageError(f"need at least 3 points (rows) for a line with an interval, got {n}")
     if np.ptp(x) == 0:
-        raise ValueError("all x values are equal; the slope is not identifiable")
+        raise UsageError("all x values are equal; the slope is not identifiable (expected at least two distinct x)")
     X = np.column_stack([np.ones(n), x])
     beta, *_ = np.linalg.lstsq(X, y, rcond=None)
     fitted = X @ beta
@@ -260,6 +128,8 @@ def _ols(x: np.ndarray, y: np.ndarray) -> _Ols:
 
 
 def _ci(est: float, se: float, dof: int, level: float) -> tuple[float, float]:
+    from scipy import stats
+
     t = float(stats.t.ppf(0.5 + level / 2, dof))
     return (est - t * se, est + t * se)
 
@@ -328,6 +198,7 @@ def fit_duration(
     level: float = 0.95,
 ) -> DurationFit:
     """Fit duration against yields × loop lag (OLS, t intervals); see :class:`DurationFit`."""
+    requires(frame, yields_col, lag_col, duration_col)
     x = frame[yields_col].to_numpy(float) * frame[lag_col].to_numpy(float)
     y = frame[duration_col].to_numpy(float)
     o = _ols(x, y)
@@ -342,6 +213,7 @@ def fit_duration(
 
 def fit_yields(frame: pd.DataFrame, level: float = 0.95) -> YieldsFit:
     """Fit yields against sections (OLS over every row, t intervals); see :class:`YieldsFit`."""
+    requires(frame, "sections", "yields")
     x = frame["sections"].to_numpy(float)
     y = frame["yields"].to_numpy(float)
     o = _ols(x, y)
@@ -365,6 +237,8 @@ def fit_band(fit: DurationFit, x_ms: Sequence[float] | np.ndarray) -> pd.DataFra
     mean = X @ np.array([fit.intercept_ms, fit.slope])
     se_mean = np.sqrt(np.einsum("ij,jk,ik->i", X, fit.cov, X))
     se_pred = np.sqrt(se_mean**2 + fit.residual_sd_ms**2)
+    from scipy import stats
+
     t = float(stats.t.ppf(0.5 + fit.level / 2, fit.dof))
     return pd.DataFrame({
         "x_ms": x, "fitted_ms": mean, "lo_ms": mean - t * se_mean, "hi_ms": mean + t * se_mean,
@@ -426,9 +300,12 @@ class LognormalLag:
 
     def __post_init__(self) -> None:
         if not (self.median_ms > 0 and self.sigma >= 0):
-            raise ValueError(f"need median_ms > 0 and sigma >= 0, got {self.median_ms}, {self.sigma}")
+            raise UsageError(f"LognormalLag needs median_ms > 0 and sigma >= 0, got median_ms={self.median_ms}, "
+                             f"sigma={self.sigma}")
 
     def cdf(self, x_ms: np.ndarray | float) -> np.ndarray:
+        from scipy import stats
+
         x = np.asarray(x_ms, dtype=float)
         with np.errstate(divide="ignore"):
             if self.sigma == 0:
@@ -439,6 +316,8 @@ class LognormalLag:
     def ppf(self, q: float) -> float:
         if self.sigma == 0:
             return self.median_ms
+        from scipy import stats
+
         return float(self.median_ms * math.exp(self.sigma * stats.norm.ppf(q)))
 
     def sample(self, rng: np.random.Generator, size: tuple[int, ...]) -> np.ndarray:
@@ -454,7 +333,8 @@ class EmpiricalLag:
     def __post_init__(self) -> None:
         v = np.asarray(self.values_ms, dtype=float)
         if v.ndim != 1 or len(v) == 0 or not np.all(np.isfinite(v)) or np.any(v < 0):
-            raise ValueError("observed lags must be a non-empty 1-D array of finite values >= 0 ms")
+            raise UsageError(f"EmpiricalLag: observed lags must be a non-empty 1-D array of finite values >= 0 ms, "
+                             f"got shape {v.shape}")
         object.__setattr__(self, "values_ms", np.sort(v))
 
     def cdf(self, x_ms: np.ndarray | float) -> np.ndarray:
@@ -522,15 +402,6 @@ def _analytic_p(lags: LagDistribution, threshold: np.ndarray, n_instances: int) 
     return 1.0 - np.power(f, n_instances)
 
 
-def _wilson(k: int, n: int, level: float) -> tuple[float, float]:
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def _thresholds(a: np.ndarray, b: np.ndarray, y: np.ndarray, timeout_ms: float) -> np.ndarray:
     by = b * y
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -567,7 +438,8 @@ def timeout_risk(
     ``sections`` (e.g. 1 for a save offloaded to a thread). See :class:`TimeoutRisk`.
     """
     if n_instances < 1 or n_draws < 1:
-        raise ValueError("n_instances and n_draws must be >= 1")
+        raise UsageError(f"timeout_risk: n_instances and n_draws must be >= 1, got n_instances={n_instances}, "
+                         f"n_draws={n_draws}")
     dist = as_lag_distribution(lags)
     rng = np.random.default_rng(seed)
     y_hat = float(predicted_yields(yields_fit, sections)) if yields is None else float(yields)
@@ -596,9 +468,10 @@ def timeout_risk(
         if residual_noise and fit.residual_sd_ms > 0:
             dur = dur + fit.residual_sd_ms * rng.standard_normal((m, n_instances))
         exceed += int((dur.max(axis=1) > timeout_ms).sum())
+    mc_lo, mc_hi = wilson_interval(exceed, n_draws, level)
     return TimeoutRisk(
         probability=p_point, probability_ci=p_ci,
-        mc_probability=exceed / n_draws, mc_ci=_wilson(exceed, n_draws, level),
+        mc_probability=exceed / n_draws, mc_ci=(float(mc_lo), float(mc_hi)),
         per_instance_probability=1.0 - f_point, lag_threshold_ms=thr,
         sections=float(sections), yields=y_hat, n_instances=n_instances,
         timeout_ms=float(timeout_ms), n_draws=n_draws, level=level,
@@ -643,7 +516,7 @@ def risk_curve(
 def slowest_lag_ms(lags: LagDistribution | Iterable[float] | np.ndarray, n_instances: int, risk: float) -> float:
     """The lag the slowest of ``n_instances`` exceeds with probability ``risk``: F⁻¹((1 − risk)^(1/N))."""
     if not 0 < risk < 1:
-        raise ValueError(f"risk must be in (0, 1), got {risk}")
+        raise UsageError(f"slowest_lag_ms: risk must be in (0, 1), got {risk}")
     return as_lag_distribution(lags).ppf((1.0 - risk) ** (1.0 / n_instances))
 
 
@@ -701,9 +574,10 @@ def weigh_options(
 
 def fit_lab(capture: pd.DataFrame, level: float = 0.95) -> DurationFit:
     """Fit the yielding saves of a lab capture: duration_ms against yields × measured mean loop-pass time."""
+    requires(capture, "mode", "yields", "lag_ms_measured", "duration_ms")
     y = capture[capture["mode"] == "yielding"]
     if len(y) < 3:
-        raise ValueError(f"need at least 3 yielding saves to fit, got {len(y)}")
+        raise UsageError(f"fit_lab: need at least 3 yielding saves in the capture, got {len(y)}")
     return fit_duration(y, lag_col="lag_ms_measured", level=level)
 
 
@@ -737,11 +611,13 @@ class OffloadComparison:
 
 def offload_comparison(capture: pd.DataFrame) -> OffloadComparison:
     """Compare yielding and offloaded saves of a lab capture (see :class:`OffloadComparison`)."""
-    missing = [m for m in MODES if not (capture["mode"] == m).any()]
+    requires(capture, "mode", "sections", "hog_ms", "lag_ms_measured", "duration_ms")
+    missing = [m for m in _SAVE_MODES if not (capture["mode"] == m).any()]
     if missing:
-        raise ValueError(f"capture has no saves in mode(s) {missing}; need both {list(MODES)}")
+        raise UsageError(f"offload_comparison: the capture has no saves in mode(s) {missing}; "
+                         f"need both {list(_SAVE_MODES)}")
     out: dict[str, float] = {}
-    for mode in MODES:
+    for mode in _SAVE_MODES:
         d = capture[capture["mode"] == mode]
         x = d["sections"].to_numpy(float) * d["lag_ms_measured"].to_numpy(float)
         slope = _ols(x, d["duration_ms"].to_numpy(float)).slope if np.ptp(x) > 0 and len(d) >= 3 else float("nan")
@@ -773,6 +649,7 @@ def lab_summary(capture: pd.DataFrame) -> pd.DataFrame:
     Returns columns mode, sections, hog_ms, runs, yields, lag_ms_measured,
     duration_ms, passes, fs_ms.
     """
+    requires(capture, "mode", "sections", "hog_ms", "duration_ms", "yields", "lag_ms_measured", "passes", "fs_ms")
     g = capture.groupby(["mode", "sections", "hog_ms"], sort=True)
     out = g.agg(runs=("duration_ms", "size"), yields=("yields", "median"),
                 lag_ms_measured=("lag_ms_measured", "median"), duration_ms=("duration_ms", "median"),
@@ -781,9 +658,9 @@ def lab_summary(capture: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "CAPTURE_SCHEMA", "CI_BASIS", "DurationFit", "EmpiricalLag", "LognormalLag", "MODES",
+    "CI_BASIS", "DurationFit", "EmpiricalLag", "LognormalLag",
     "OffloadComparison", "PUBLISHED_SCHEMA", "TimeoutRisk", "YieldsFit", "as_lag_distribution",
     "fit_band", "fit_duration", "fit_lab", "fit_yields", "lab_summary", "lag_threshold_ms",
-    "offload_comparison", "predict_duration_ms", "predicted_yields", "prediction_grid", "read_capture",
+    "offload_comparison", "predict_duration_ms", "predicted_yields", "prediction_grid",
     "read_published", "risk_curve", "slowest_lag_ms", "timeout_risk", "weigh_options",
 ]
