@@ -3,11 +3,12 @@
 - :class:`ParseError` — an input line or record could not be parsed (file, line, text, reason);
 - :class:`SchemaError` — a frame or table lacks the columns or dtypes an analysis needs;
 - :class:`UsageError` — an argument or parameter is out of range, of the wrong kind, or
-  contradicts another (names the parameter and what was expected); :class:`ArgumentTypeError`
+  contradicts another, such as a non-loopback host given to a lab (names the parameter
+  and what was expected); :class:`ArgumentTypeError`
   when it is of the wrong Python type (also a ``TypeError``);
 - :class:`InputNotFoundError` — a path, glob or folder named no input;
-- :class:`LabError` — a live experiment could not run here (missing tool, refused
-  address, a peer that did not answer).
+- :class:`LabError` — a live experiment could not run here (missing tool, a peer that
+  did not answer, a simulation over its limits).
 
 Each is also the built-in exception callers already catch (``ValueError``,
 ``FileNotFoundError``, ``RuntimeError``), so ``except ValueError`` keeps working.

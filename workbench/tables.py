@@ -169,6 +169,10 @@ def _parse(name: str, text: str, schema: Schema, rules: dict[str, Rule], key: Se
                 raise SchemaError(f"{name}:{header_line}: the header lacks column(s) {missing}; "
                                   f"expected columns {units}; got {header}")
             index = {c: header.index(c) for c in schema.names() if c in header}
+            absent = [c for c in (*rules, *key) if c not in index]
+            if absent:
+                raise SchemaError(f"{name}:{header_line}: the header lacks column(s) {absent}, which this "
+                                  f"table's checks need; got {header}")
             data = {c: [] for c in index}
             continue
         reason = None

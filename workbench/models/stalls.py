@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -440,8 +439,8 @@ def interference_ab(frame: pd.DataFrame, *, condition: str = "condition", block:
         raise UsageError(f"interference_ab: need samples under both conditions a={a!r} and b={b!r} of column "
                          f"{condition!r}; got {sorted(set(df[condition]))}")
     res = compare(xa["latency_s"].to_numpy(), xb["latency_s"].to_numpy(), qs=(50, 99),
-                  groups_a=cast(Sequence[Any], xa[block].to_numpy()),
-                  groups_b=cast(Sequence[Any], xb[block].to_numpy()), confidence=confidence,
+                  groups_a=xa[block].to_numpy(),
+                  groups_b=xb[block].to_numpy(), confidence=confidence,
                   n_resamples=n_resamples, seed=seed)
     med, p99 = res
     if min(med.units_a, med.units_b) < 2:
