@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 import tomllib
 
+import pytest
+
 from workbench.cli import build_parser
 
 from .conftest import ROOT
@@ -41,8 +43,29 @@ def test_every_public_name_resolves() -> None:
 
     for name in workbench.__all__:
         assert getattr(workbench, name) is not None, name
-    for mod in ("stats", "syscalls", "latency", "counters", "models", "stalls"):
+    for mod in ("stats", "syscalls", "latency", "counters", "models", "tables", "cache", "schema", "report"):
         assert getattr(workbench, mod).__name__ == f"workbench.{mod}"
+
+
+def test_old_module_paths_warn_and_give_the_same_objects() -> None:
+    import importlib
+    import sys
+
+    from workbench import _moved
+
+    for old, (new, *_) in _moved.MOVED.items():
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+            alias = importlib.import_module(old)
+        target = importlib.import_module(new)
+        public = [n for n in dir(target) if not n.startswith("_")]
+        assert public and all(getattr(alias, n) is getattr(target, n) for n in public)
+    from workbench.latency_series import simulate_overnight
+    from workbench.sim.overnight import simulate_overnight as new_home
+    from workbench.stalls import wilson_interval
+    from workbench.stats import wilson_interval as shared
+
+    assert simulate_overnight is new_home and wilson_interval is shared
 
 
 def test_import_workbench_stays_light() -> None:
