@@ -85,7 +85,7 @@ def test_capture_names_moved_to_the_lab_warn_and_forward() -> None:
     import workbench.models.yields as models
 
     for name in ("read_capture", "CAPTURE_SCHEMA", "MODES"):
-        with pytest.warns(DeprecationWarning, match=f"moved to workbench.lab.yields.{name}"):
+        with pytest.warns(DeprecationWarning, match=f"models.yields.{name} is now workbench.lab.yields.{name}"):
             assert getattr(models, name) is getattr(lab, name)
     with pytest.warns(DeprecationWarning):
         from workbench.models.yields import read_capture  # noqa: F401

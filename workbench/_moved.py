@@ -8,6 +8,9 @@
 | ``workbench.notebooks`` | :mod:`workbench.report.notebooks` |
 | ``workbench.counters.probe`` | :mod:`workbench.lab.readahead` |
 
+Names that moved out of a module that still exists, or were renamed in it, are
+listed in :data:`NAMES`; the module's ``__getattr__`` is :func:`forward`.
+
 An old module is an alias whose attributes are looked up in the new home(s);
 nothing is copied, so both paths always give the same objects.
 """
@@ -19,7 +22,7 @@ import importlib.machinery
 import sys
 import types
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: old module → new modules, searched in order for each attribute
@@ -30,6 +33,42 @@ MOVED: dict[str, tuple[str, ...]] = {
     "workbench.notebooks": ("workbench.report.notebooks",),
     "workbench.counters.probe": ("workbench.lab.readahead",),
 }
+
+
+#: module → {old name: "new.module:new_name"}
+NAMES: dict[str, dict[str, str]] = {
+    "workbench.models.yields": {
+        "CAPTURE_SCHEMA": "workbench.lab.yields:CAPTURE_SCHEMA",
+        "MODES": "workbench.lab.yields:MODES",
+        "read_capture": "workbench.lab.yields:read_capture",
+    },
+    "workbench.plots.counters": {old: f"workbench.plots.counters:plot_{new}" for old, new in (
+        ("interface_bytes", "interface_bytes"), ("rates_over_time", "rates_over_time"),
+        ("demand_vs_fetch", "demand_vs_fetch"), ("size_histogram", "size_histogram"),
+        ("attribution", "attribution"), ("node_rates", "node_rates"),
+        ("reconciliation", "reconciliation"), ("probe_pages", "probe_pages"))},
+    "workbench.plots.scaling": {old: f"workbench.plots.scaling:plot_{new}" for old, new in (
+        ("time_heatmap", "time_heatmap"), ("loglog_fits", "loglog_fits"),
+        ("speedup_heatmap", "speedup_heatmap"), ("ratio_intervals", "ratio_intervals"),
+        ("usl_plot", "usl"), ("demand_plot", "demand_predictions"), ("loc_bars", "loc_bars"),
+        ("busiest_by_kind", "busiest_by_kind"))},
+}
+
+
+def forward(module: str) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``module``: an old name (:data:`NAMES`) gives the new object, with a warning."""
+    table = NAMES[module]
+
+    def __getattr__(name: str) -> Any:
+        target = table.get(name)
+        if target is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new_module, new_name = target.split(":")
+        warnings.warn(f"{module}.{name} is now {new_module}.{new_name}; the old name works until the next release",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(new_module), new_name)
+
+    return __getattr__
 
 
 class _Alias(types.ModuleType):

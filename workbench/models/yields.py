@@ -18,16 +18,14 @@ about ``k × loop-pass time``, whatever its own CPU cost. This module holds:
 """
 from __future__ import annotations
 
-import importlib
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .. import _moved
 from ..errors import UsageError
 from ..schema import Column, Schema, requires
 from ..sources import Source
@@ -54,16 +52,7 @@ PUBLISHED_SCHEMA = Schema(
 _SAVE_MODES = ("yielding", "offloaded")
 
 #: names that moved to :mod:`workbench.lab.yields` (the owner of the capture format)
-_MOVED_TO_LAB = frozenset({"CAPTURE_SCHEMA", "MODES", "read_capture"})
-
-
-def __getattr__(name: str) -> Any:
-    """Old names of the lab capture format: forwarded to :mod:`workbench.lab.yields` with a warning."""
-    if name in _MOVED_TO_LAB:
-        warnings.warn(f"workbench.models.yields.{name} moved to workbench.lab.yields.{name}; "
-                      "the old name works until the next release", DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module("workbench.lab.yields"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = _moved.forward(__name__)  # the capture format moved to workbench.lab.yields in 0.2
 
 
 # --------------------------------------------------------------------------- loading

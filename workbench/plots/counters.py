@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from ._renamed import forwarder
+from .. import _moved
 from .style import new_axes
 
 if TYPE_CHECKING:
@@ -214,14 +214,4 @@ def plot_probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
 
 #: old name → new name, for one release
-RENAMED = {
-    "interface_bytes": "plot_interface_bytes",
-    "rates_over_time": "plot_rates_over_time",
-    "demand_vs_fetch": "plot_demand_vs_fetch",
-    "size_histogram": "plot_size_histogram",
-    "attribution": "plot_attribution",
-    "node_rates": "plot_node_rates",
-    "reconciliation": "plot_reconciliation",
-    "probe_pages": "plot_probe_pages",
-}
-__getattr__ = forwarder(__name__, RENAMED, globals())
+__getattr__ = _moved.forward(__name__)  # old names of 0.1, one release

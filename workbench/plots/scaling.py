@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.patches import Rectangle
 
-from ._renamed import forwarder
+from .. import _moved
 from .style import new_axes
 
 if TYPE_CHECKING:
@@ -284,14 +284,4 @@ def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axe
 
 
 #: old name → new name, for one release
-RENAMED = {
-    "time_heatmap": "plot_time_heatmap",
-    "loglog_fits": "plot_loglog_fits",
-    "speedup_heatmap": "plot_speedup_heatmap",
-    "ratio_intervals": "plot_ratio_intervals",
-    "usl_plot": "plot_usl",
-    "demand_plot": "plot_demand_predictions",
-    "loc_bars": "plot_loc_bars",
-    "busiest_by_kind": "plot_busiest_by_kind",
-}
-__getattr__ = forwarder(__name__, RENAMED, globals())
+__getattr__ = _moved.forward(__name__)  # old names of 0.1, one release

@@ -4,6 +4,7 @@
   (parallel workers), :func:`discover` / :func:`select` notebooks by name;
 - :mod:`workbench.report.html` — one page per executed notebook, the index,
   ``findings.json`` and ``report.json`` (each with a ``"version"`` of its layout);
+- :mod:`workbench.report.results` — :class:`NotebookResult`, :class:`CellError`;
 - :mod:`workbench.report.notebooks` — a notebook's parameters cell, title and
   hygiene (outputs stripped, kernelspec, documented parameters).
 """
@@ -19,9 +20,8 @@ from .notebooks import (
     parse_parameters,
     read_parameters,
 )
+from .results import CellError, NotebookResult
 from .runner import (
-    CellError,
-    NotebookResult,
     discover,
     execute_notebook,
     resolve_parameters,

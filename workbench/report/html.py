@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ..findings import format_value
 
 if TYPE_CHECKING:
-    from .runner import NotebookResult
+    from .results import NotebookResult
 
 ERROR_ANCHOR = "papermill-error-cell"
 #: layout version of ``findings.json``

@@ -15,7 +15,6 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,37 +22,7 @@ from ..errors import InputNotFoundError, UsageError
 from ..findings import Finding, read_findings
 from .html import render_html, write_index
 from .notebooks import coerce_value, notebook_title, read_parameters
-
-
-@dataclass(frozen=True)
-class CellError:
-    """The error of the cell that stopped a notebook."""
-
-    cell_index: int | None
-    execution_count: int | None
-    ename: str
-    evalue: str
-    traceback: str
-
-
-@dataclass(frozen=True)
-class NotebookResult:
-    """Outcome of running one notebook."""
-
-    name: str
-    title: str
-    status: str  # "ok" or "failed"
-    seconds: float
-    parameters: dict[str, Any]
-    findings: dict[str, Finding] = field(default_factory=dict)
-    error: CellError | None = None
-    ipynb: str | None = None
-    html: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["findings"] = {k: v.to_json() for k, v in self.findings.items()}
-        return d
+from .results import CellError, NotebookResult
 
 
 def discover(notebooks_dir: str | Path) -> list[Path]:

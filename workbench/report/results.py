@@ -1,0 +1,38 @@
+"""What running a notebook gives: :class:`NotebookResult` and, for a failed run, :class:`CellError`."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..findings import Finding
+
+
+@dataclass(frozen=True)
+class CellError:
+    """The error of the cell that stopped a notebook."""
+
+    cell_index: int | None
+    execution_count: int | None
+    ename: str
+    evalue: str
+    traceback: str
+
+
+@dataclass(frozen=True)
+class NotebookResult:
+    """Outcome of running one notebook."""
+
+    name: str
+    title: str
+    status: str  # "ok" or "failed"
+    seconds: float
+    parameters: dict[str, Any]
+    findings: dict[str, Finding] = field(default_factory=dict)
+    error: CellError | None = None
+    ipynb: str | None = None
+    html: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = {k: v.to_json() for k, v in self.findings.items()}
+        return d
