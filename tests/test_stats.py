@@ -167,3 +167,22 @@ def test_compare_ratio_with_run_resampling():
     same = compare(a, a[::-1].copy(), (50,))[0]
     assert same.unit == "block" and same.units_a == 20
     assert same.low <= 1.0 <= same.high
+
+
+def test_bad_arguments_are_usage_errors_that_name_them() -> None:
+    import numpy as np
+    import pytest
+
+    from workbench.errors import UsageError
+    from workbench.stats import compare, kde_bandwidth, percentile_cis
+
+    with pytest.raises(UsageError, match="kde_bandwidth needs at least two finite values, got 1"):
+        kde_bandwidth(np.array([1.0, np.nan]))
+    with pytest.raises(UsageError, match="groups has 2 labels for 3 values"):
+        percentile_cis([1.0, 2.0, 3.0], groups=[1, 2])
+    with pytest.raises(UsageError, match="block_size must be >= 1, got 0"):
+        percentile_cis([1.0, 2.0, 3.0], block_size=0)
+    with pytest.raises(UsageError, match="needs at least one finite value"):
+        percentile_cis([np.nan])
+    with pytest.raises(UsageError, match=r"each condition \(a and b\)"):
+        compare([1.0], [np.nan])

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import UsageError
+
 __all__ = [
     "Comparison",
     "circular_score",
@@ -75,7 +77,7 @@ def kde_bandwidth(x: np.ndarray) -> float:
     """
     x = _finite(x)
     if x.size < 2:
-        raise ValueError("need at least two finite values to choose a bandwidth")
+        raise UsageError(f"kde_bandwidth needs at least two finite values, got {x.size}")
     std = float(np.std(x, ddof=1))
     iqr = float(np.subtract(*np.percentile(x, [75, 25])))
     spread = min(std, iqr / 1.34) if iqr > 0 else std
@@ -252,11 +254,11 @@ def _units(n: int, groups: Sequence[Any] | np.ndarray | None, block_size: int | 
     if groups is not None:
         g = np.asarray(groups)
         if g.size != n:
-            raise ValueError(f"groups has {g.size} labels for {n} values")
+            raise UsageError(f"groups has {g.size} labels for {n} values; give one label per value")
         return np.unique(g, return_inverse=True)[1].ravel(), "group"
     if block_size is not None:
         if block_size < 1:
-            raise ValueError("block_size must be >= 1")
+            raise UsageError(f"block_size must be >= 1, got {block_size}")
         return np.arange(n) // int(block_size), "block" if block_size > 1 else "sample"
     return np.arange(n), "sample"
 
@@ -298,11 +300,11 @@ def percentile_cis(values: Sequence[float] | np.ndarray, qs: Sequence[float] = (
     keep = np.isfinite(raw)
     x = raw[keep]
     if x.size == 0:
-        raise ValueError("no finite values to take percentiles of")
+        raise UsageError("percentile_cis needs at least one finite value, got none")
     g = None if groups is None else np.asarray(groups).ravel()
     if g is not None:
         if g.size != raw.size:
-            raise ValueError(f"groups has {g.size} labels for {raw.size} values")
+            raise UsageError(f"groups has {g.size} labels for {raw.size} values; give one label per value")
         g = g[keep]
     labels, unit = _units(x.size, g, block_size)
     qarr = np.asarray(qs, dtype=float)
@@ -369,11 +371,11 @@ def compare(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, qs
         keep = np.isfinite(raw)
         x = raw[keep]
         if x.size == 0:
-            raise ValueError("each condition needs at least one finite value")
+            raise UsageError("compare needs at least one finite value in each condition (a and b)")
         if g is not None:
             garr = np.asarray(g).ravel()
             if garr.size != raw.size:
-                raise ValueError(f"groups has {garr.size} labels for {raw.size} values")
+                raise UsageError(f"groups has {garr.size} labels for {raw.size} values; give one label per value")
             labels, unit = _units(x.size, garr[keep], None)
         else:
             labels, unit = _units(x.size, None, max(1, math.ceil(x.size / n_blocks)))
