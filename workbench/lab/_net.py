@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import ipaddress
 
-from ..errors import UsageError
+from ..errors import ArgumentTypeError, UsageError
 
 
 def check_loopback(host: str, lab: str = "") -> str:
     """Return ``host`` if it is a loopback address (127.0.0.0/8, ::1; ``localhost`` → 127.0.0.1).
 
     Anything else — other addresses, the wildcard ``0.0.0.0``, IPv4-mapped IPv6
-    addresses, host names that would need a resolver — raises
+    addresses, scoped IPv6 literals (``::1%eth0``), host names that would need a
+    resolver — raises
     :class:`~workbench.errors.UsageError` naming the ``host`` parameter, the
     experiment (``lab``) and what is accepted.
     """
     who = f"the {lab} lab" if lab else "a lab experiment"
     if not isinstance(host, str):
-        raise UsageError(f"{who}: host must be a loopback address as text, got {type(host).__name__}")
+        raise ArgumentTypeError(f"{who}: host must be a loopback address as text, got {type(host).__name__}")
     if host == "localhost":
         return "127.0.0.1"
     try:
@@ -31,4 +32,7 @@ def check_loopback(host: str, lab: str = "") -> str:
                          "(use 127.0.0.1, ::1 or localhost)") from None
     if not addr.is_loopback:
         raise UsageError(f"{who} only talks to loopback addresses (127.0.0.0/8, ::1); refusing host={host}")
+    if isinstance(addr, ipaddress.IPv6Address) and addr.scope_id is not None:
+        raise UsageError(f"{who}: host={host!r} carries a zone index (%{addr.scope_id}); loopback has none, "
+                         "use ::1")
     return host
