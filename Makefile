@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 PYTEST_ARGS ?=
 
-.PHONY: report test lab venv lint bench clean
+.PHONY: report test lab venv lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
@@ -32,6 +32,9 @@ lint: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
 	cd notebooks && ../$(BIN)/jupyter lab
+
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzzing --cases $${FUZZ_CASES:-2000} --save
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

@@ -160,7 +160,13 @@ def _parse(name: str, text: str, schema: Schema, rules: dict[str, Rule], key: Se
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
-        fields = [f.strip() for f in next(csv.reader([raw]))]
+        try:
+            fields = [f.strip() for f in next(csv.reader([raw]))]
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit
+            if header is None:
+                raise SchemaError(f"{name}:{lineno}: the header is not CSV ({exc})") from None
+            col.reject(lineno, raw, f"not a CSV record ({exc})")
+            continue
         if header is None:
             header, header_line = fields, lineno
             missing = [c.name for c in schema.columns if c.required and c.name not in header]

@@ -18,7 +18,7 @@ from ..schema import Column, RejectRow, Rejects, Schema, attach_rejects, rejects
 from ..sources import Collector, Input, Source, open_inputs
 
 __all__ = ["COLUMNS", "COUNTERS_SCHEMA", "CounterRow", "Parser", "SnapshotRow", "concat", "finish", "finish_snapshots",
-           "load_rows", "no_rows_error", "parse_int"]
+           "load_rows", "no_rows_error", "parse_count", "parse_int"]
 
 COUNTERS_SCHEMA = Schema(
     name="counters",
@@ -51,9 +51,37 @@ SnapshotRow = tuple[float, str, str, str, str, str, float, str, str]
 Parser = Callable[..., list[CounterRow]]
 
 
+_U64 = 2**64
+
+
 def parse_int(tok: str) -> float:
-    """An integer token as float64 (exact below 2**53); ValueError otherwise."""
-    return float(int(tok, 10))
+    """An integer token of at most 64 bits (as kernel counters are) as float64 (exact below 2**53).
+
+    ValueError, with the reason, for anything else: not a whole number, or more than 64 bits.
+    """
+    t = tok.strip()
+    if len(t.lstrip("+-")) > 20:
+        raise ValueError(f"integer {t[:24]}… has more digits than a 64-bit counter")
+    v = int(t, 10)
+    if not -_U64 < v < _U64:
+        raise ValueError(f"integer {t} does not fit in 64 bits")
+    return float(v)
+
+
+_I64 = 2**63
+
+
+def parse_count(tok: object) -> int:
+    """A count (text or JSON number) that fits the frame's int64 column; ValueError otherwise."""
+    if isinstance(tok, bool) or not isinstance(tok, (int, str)):
+        raise ValueError(f"expected a whole number, got {tok!r}"[:120])
+    t = tok.strip() if isinstance(tok, str) else tok
+    if isinstance(t, str) and len(t.lstrip("+-")) > 19:
+        raise ValueError(f"count {t[:24]}… does not fit in 64 bits")
+    v = int(t)
+    if not -_I64 <= v < _I64:
+        raise ValueError(f"count {v} does not fit in 64 bits")
+    return v
 
 
 def _typed(frame: pd.DataFrame, rejects: Iterable[RejectRow] | Rejects) -> pd.DataFrame:

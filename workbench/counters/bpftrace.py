@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import ParseError, UsageError
 from ..schema import Column, RejectRow, Schema, attach_rejects, validate
 from ..sources import Collector, Input, Source, open_inputs
-from ._common import CounterRow, concat, finish
+from ._common import CounterRow, concat, finish, parse_count, parse_int
 
 HIST_SCHEMA = Schema(
     name="bpftrace_hist",
@@ -50,7 +50,7 @@ class BpftraceOutput:
     attached_probes: int | None
 
 
-_MAP_LINE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>.*)\])?:\s*(?P<rest>.*?)\s*$")
+_MAP_LINE = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>.*)\])?:(?P<rest>.*)$")
 _STATS = re.compile(r"^count (?P<count>-?\d+), average (?P<average>-?\d+), total (?P<total>-?\d+)$")
 _BUCKET = re.compile(r"^(?P<label>\(\.\.\., [^)]*\)|\[[^\]\)]*[\]\)])\s+(?P<count>\d+)\s+\|[@ ]*\|\s*$")
 _ATTACH = re.compile(r"^Attaching (\d+) probes?\.\.\.\s*$")
@@ -66,7 +66,7 @@ def _num(tok: str, label: str) -> float:
     if not m:
         raise UsageError(f"histogram bucket label {label!r}: bound {tok.strip()!r} is not an integer with an "
                          "optional K/M/G/T/P/E suffix")
-    return float(int(m[1]) * _SUFFIX[m[2]])
+    return parse_int(m[1]) * _SUFFIX[m[2]]
 
 
 def bucket_bounds(label: str) -> tuple[float, float]:
@@ -106,21 +106,32 @@ def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]) ->
             continue
         m = _ATTACH.match(line)
         if m:
-            attached = int(m[1])
+            try:
+                attached = parse_count(m[1])
+            except ValueError as exc:
+                col.reject(n, raw, f"attached probes: {exc}")
             continue
         m = _MAP_LINE.match(line)
         if m:
-            name, key, rest = "@" + m["name"], _key(m["key"]), m["rest"]
+            name, key, rest = "@" + m["name"], _key(m["key"]), m["rest"].strip()
             unit = units.get(name, "")
             current = None
             if rest == "":
                 current = (name, key)
             elif re.fullmatch(r"-?\d+", rest):
-                rows.append(("bpftrace", inst, key, name, float(int(rest)), unit, "counter"))
+                try:
+                    rows.append(("bpftrace", inst, key, name, parse_int(rest), unit, "counter"))
+                except ValueError as exc:
+                    col.reject(n, raw, f"map value: {exc}")
             elif s := _STATS.match(rest):
-                for f in ("count", "average", "total"):
-                    rows.append(("bpftrace", inst, key, f"{name}:{f}", float(int(s[f])),
-                                 "count" if f == "count" else unit, "counter"))
+                try:
+                    stats = {f: parse_int(s[f]) for f in ("count", "average", "total")}
+                except ValueError as exc:
+                    col.reject(n, raw, f"stats value: {exc}")
+                    continue
+                for f, v in stats.items():
+                    rows.append(("bpftrace", inst, key, f"{name}:{f}", v, "count" if f == "count" else unit,
+                                 "counter"))
             else:
                 col.reject(n, raw, "map value is not an integer nor 'count N, average N, total N'")
             continue
@@ -131,10 +142,11 @@ def _parse_text(inp: Input, inst: str, col: Collector, units: dict[str, str]) ->
                 continue
             try:
                 lo, hi = bucket_bounds(m["label"])
-            except ValueError:
-                col.reject(n, raw, f"cannot read bucket bounds {m['label']!r}")
+                count = parse_count(m["count"])
+            except ValueError as exc:
+                col.reject(n, raw, f"cannot read bucket {m['label']!r}: {exc}")
                 continue
-            hist.append((inst, current[0], current[1], lo, hi, int(m["count"])))
+            hist.append((inst, current[0], current[1], lo, hi, count))
             continue
         col.reject(n, raw, "not a bpftrace map, stats or histogram line (printf output?)")
     return rows, hist, attached
@@ -152,11 +164,24 @@ def _json_buckets(inst: str, name: str, key: str, buckets: Any, n: int, col: Col
         try:
             lo = float(b["min"]) if "min" in b else -math.inf
             hi = float(b["max"]) + 1 if "max" in b else math.inf
-            count = int(b["count"])
-        except (TypeError, ValueError):
+            count = parse_count(b["count"])
+            if math.isnan(lo) or math.isnan(hi) or math.isinf(lo) and "min" in b or math.isinf(hi) and "max" in b:
+                raise ValueError("bounds must be finite")
+        except (TypeError, ValueError, OverflowError):
             col.reject(n, json.dumps(b)[:200], "bucket min, max and count must be numbers")
             continue
         hist.append((inst, name, key, lo, hi, count))
+
+
+def _json_number(v: object) -> float | None:
+    """A JSON number as a finite float, or None (text, bools, NaN/Infinity, integers past float range)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]) -> _Parsed:
@@ -165,18 +190,22 @@ def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]) ->
     attached = None
     dec = json.JSONDecoder()
     text, pos = inp.text, 0
+    n, counted = 1, 0
     while True:
         while pos < len(text) and text[pos].isspace():
             pos += 1
         if pos >= len(text):
             break
-        n = text.count("\n", 0, pos) + 1
+        n += text.count("\n", counted, pos)  # line of this record, counted incrementally (linear)
+        counted = pos
         try:
             rec, end = dec.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError, numbers over the digit limit, depth
             stop = text.find("\n", pos)
             stop = len(text) if stop < 0 else stop
-            col.reject(n, text[pos:stop], f"invalid JSON: {exc.msg}")
+            why = (exc.msg if isinstance(exc, json.JSONDecodeError) else
+                   "nested deeper than a bpftrace record can be" if isinstance(exc, RecursionError) else str(exc))
+            col.reject(n, text[pos:stop], f"invalid JSON: {why}")
             pos = stop + 1
             continue
         pos = end
@@ -211,21 +240,23 @@ def _parse_json(inp: Input, inst: str, col: Collector, units: dict[str, str]) ->
                         v = st.get(f)
                         if v is None:
                             continue
-                        if isinstance(v, (int, float)) and not isinstance(v, bool):
-                            rows.append(("bpftrace", inst, _key(key), f"{name}:{f}", float(v),
+                        x = _json_number(v)
+                        if x is not None:
+                            rows.append(("bpftrace", inst, _key(key), f"{name}:{f}", x,
                                          "count" if f == "count" else unit, "counter"))
                         else:
-                            col.reject(n, f"{name}[{key}] {f}: {v!r}"[:200], f"stats {f} is not a number")
+                            col.reject(n, f"{name}[{key}] {f}: {v!r}"[:200], f"stats {f} is not a finite number")
             elif isinstance(payload, dict):
                 for key, v in payload.items():
-                    if isinstance(v, (int, float)) and not isinstance(v, bool):
-                        rows.append(("bpftrace", inst, _key(key), name, float(v), unit, "counter"))
+                    x = _json_number(v)
+                    if x is not None:
+                        rows.append(("bpftrace", inst, _key(key), name, x, unit, "counter"))
                     else:
-                        col.reject(n, f"{name}[{key}]: {v!r}", "map value is not a number")
-            elif isinstance(payload, (int, float)) and not isinstance(payload, bool):
-                rows.append(("bpftrace", inst, "", name, float(payload), unit, "counter"))
+                        col.reject(n, f"{name}[{key}]: {v!r}"[:200], "map value is not a finite number")
+            elif (x := _json_number(payload)) is not None:
+                rows.append(("bpftrace", inst, "", name, x, unit, "counter"))
             else:
-                col.reject(n, f"{name}: {payload!r}"[:200], "map value is not a number")
+                col.reject(n, f"{name}: {payload!r}"[:200], "map value is not a finite number")
     return rows, hist, attached
 
 

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import NamedTuple
 
 import pandas as pd
 
 from ..errors import ParseError
 from ..schema import RejectRow
 from ..sources import Collector, Input, Source, open_inputs
-from ._common import CounterRow, finish
+from ._common import CounterRow, finish, parse_int
 
 SOURCE = "cephfs_metrics"
 
@@ -47,8 +48,25 @@ _SIZE_COLS = {"total": ("size_ops", "count", "counter"), "avg_sz(bytes)": ("avg_
               "total_sz(bytes)": ("total_sz_bytes", "bytes", "counter")}
 _CAPS_COLS = {"total": ("total", "count", "counter"), "miss": ("miss", "count", "counter"),
               "hit": ("hit", "count", "counter")}
-_FILE_ROW = re.compile(r"^(?P<label>\S.*?)\s+(?P<a>-?\d+)(?:\s*/\s*(?P<b>-?\d+))?\s*$")
+_TAIL = re.compile(r"(?P<a>-?\d+)(?:/(?P<b>-?\d+))?")
+
+
+class _FileRow(NamedTuple):
+    label: str
+    a: str
+    b: str | None
+
+
+def _file_row(line: str) -> _FileRow | None:
+    """``<label>  <a>`` or ``<label a> / <label b>  <a> / <b>``, split on white space (no backtracking); else None."""
+    toks = line.split()
+    for k in (3, 2, 1):
+        tail = "".join(toks[-k:])
+        if len(toks) > k and (k == 1 or "/" in tail) and (m := _TAIL.fullmatch(tail)):
+            return _FileRow(" ".join(toks[:-k]), m["a"], m["b"])
+    return None
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+_DECIMAL_END = re.compile(r"\d+\.\d+")  # a line's last token: linear, never scanned from every offset
 
 
 _Mapping = dict[str, tuple[str, str, str]]
@@ -113,18 +131,22 @@ def _parse(inp: Input, col: Collector, instance: str | None) -> tuple[list[Count
             col.reject(n, raw, "row outside a metrics block (expected an 'item ...' header first)")
             continue
         if kind == "file":
-            m = _FILE_ROW.match(line.strip())
+            m = _file_row(line)
             if not m:
                 col.reject(n, raw, "expected '<label>  <n>' or '<a> / <b>  <n> / <m>' in the file block")
                 continue
-            labels = [s for s in re.split(r"\s*/\s*", m["label"])] if m["b"] is not None else [m["label"]]
-            values = [m["a"], m["b"]] if m["b"] is not None else [m["a"]]
+            labels = re.split(r"\s*/\s*", m.label) if m.b is not None else [m.label]
+            values = [m.a, m.b] if m.b is not None else [m.a]
             if len(labels) != len(values):
                 col.reject(n, raw, f"{len(labels)} labels for {len(values)} values")
                 continue
-            for lab, val in zip(labels, values, strict=True):
+            try:
+                nums = [parse_int(val) for val in values]
+            except ValueError as exc:
+                col.reject(n, raw, str(exc))
+                continue
+            for lab, v in zip(labels, nums, strict=True):
                 key = ("inodes", _snake(lab))
-                v = float(int(val))
                 if key in seen:
                     if seen[key] != v:
                         col.reject(n, raw, f"{lab!r} repeated with a different value ({seen[key]:g} before)")
@@ -156,7 +178,8 @@ def _layout(kinds: set[str], text: str) -> str:
         return "2020-proposal"
     if "opened files  / total inodes" in text or "/ total inodes" in text:
         return "5.11-5.15 (single file)"
-    if re.search(r"\d+\.\d+\s*$", text, re.M) and "latency" in kinds:
+    if "latency" in kinds and any(_DECIMAL_END.fullmatch(ln.rsplit(None, 1)[-1])
+                                  for ln in text.splitlines() if ln.strip()):
         return "2020 (jiffies, decimal stdev)"
     if "copyfrom" in text or kinds <= {"file", "latency", "size", "caps"} and len(kinds) == 1:
         return "5.16+ (metrics/ directory)"

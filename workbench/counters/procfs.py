@@ -98,11 +98,12 @@ def parse_vmstat(inp: Input, col: Collector) -> list[CounterRow]:
         if not raw.strip():
             continue
         toks = raw.split()
-        if len(toks) != 2 or not re.fullmatch(r"[a-z0-9_]+", toks[0]) or _ints(toks[1:]) is None:
-            col.reject(n, raw, "expected '<name> <integer>'")
+        vals = _ints(toks[1:]) if len(toks) == 2 and re.fullmatch(r"[a-z0-9_]+", toks[0]) else None
+        if vals is None:
+            col.reject(n, raw, "expected '<name> <integer>' (an integer of at most 64 bits)")
             continue
         unit, kind = _vmstat_unit(toks[0])
-        rows.append(("vmstat", "", "", toks[0], float(int(toks[1])), unit, kind))
+        rows.append(("vmstat", "", "", toks[0], vals[0], unit, kind))
     if not rows:
         raise no_rows_error(inp, col, "/proc/vmstat")
     return rows
@@ -162,8 +163,12 @@ def parse_pid_io(inp: Input, col: Collector, pid: str | None = None) -> list[Cou
         if not m or m[1] not in _PID_IO_KEYS:
             col.reject(n, raw, f"expected '<key>: <integer>' with key in {sorted(_PID_IO_KEYS)}")
             continue
+        vals = _ints([m[2]])
+        if vals is None:
+            col.reject(n, raw, f"{m[1]}: the value does not fit in 64 bits")
+            continue
         unit = "count" if m[1].startswith("sysc") else "bytes"
-        rows.append(("pid_io", "", item, m[1], float(int(m[2])), unit, "counter"))
+        rows.append(("pid_io", "", item, m[1], vals[0], unit, "counter"))
     if not rows:
         raise no_rows_error(inp, col, "/proc/<pid>/io")
     return rows

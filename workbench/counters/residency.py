@@ -16,6 +16,7 @@ import pandas as pd
 from ..errors import ParseError, UsageError
 from ..schema import Column, RejectRow, Schema, attach_rejects, validate
 from ..sources import Collector, Source, open_inputs
+from ._common import parse_count, parse_int
 
 RESIDENCY_SCHEMA = Schema(
     name="residency",
@@ -74,7 +75,7 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
         if text.startswith("{"):
             try:
                 entries = json.loads(text)["fincore"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 raise ParseError(inp.name, 1, text[:80], f"expected fincore -J JSON with a 'fincore' list: {exc}") \
                     from None
             if not isinstance(entries, list):
@@ -82,7 +83,7 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
                                  f"got a {type(entries).__name__}")
             for e in entries:
                 try:
-                    pages = int(e["pages"])
+                    pages = parse_count(e["pages"])
                     size, ex = human_bytes(str(e["size"]))
                     res, rex = human_bytes(str(e["res"]))
                     rows.append((str(e["file"]), pages, math.nan, float(pages * page_size), size, ex and rex,
@@ -109,7 +110,7 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
                 continue
             rec = dict(zip(cols, toks, strict=True))
             try:
-                pages = int(rec["PAGES"])
+                pages = parse_count(rec["PAGES"])
                 size, ex = human_bytes(rec["SIZE"]) if "SIZE" in rec else (math.nan, True)
                 res, rex = human_bytes(rec["RES"]) if "RES" in rec else (float(pages * page_size), True)
             except ValueError as exc:
@@ -151,19 +152,32 @@ def read_vmtouch(source: Source, *, page_size: int = 4096, strict: bool = False)
                 if pending is None:
                     col.reject(n, raw, "progress bar without a file name line before it")
                     continue
-                res, tot = int(m[1]), int(m[2])
+                try:
+                    res, tot = parse_count(m[1]), parse_count(m[2])
+                except ValueError as exc:
+                    col.reject(n, raw, str(exc))
+                    continue
                 rows.append((pending, res, float(tot), float(res * page_size), math.nan, True, "vmtouch"))
                 pending, found = None, True
                 continue
             m = _VT_SUMMARY.match(line)
             if m:
-                res, tot = int(m[1]), int(m[2])
+                try:
+                    res, tot = parse_count(m[1]), parse_count(m[2])
+                except ValueError as exc:
+                    col.reject(n, raw, str(exc))
+                    continue
                 rows.append(("<total>", res, float(tot), float(res * page_size), math.nan, True, "vmtouch"))
                 found = True
                 continue
             m = _VT_KV.match(line)
             if m:
-                rows.append(("<total>", int(m[1]), float(m[2]), float(m[3]), float(m[4]), True, "vmtouch"))
+                try:
+                    rows.append(("<total>", parse_count(m[1]), parse_int(m[2]), parse_int(m[3]), parse_int(m[4]),
+                                 True, "vmtouch"))
+                except ValueError as exc:
+                    col.reject(n, raw, str(exc))
+                    continue
                 found = True
                 continue
             if re.match(r"^\s*(Files|Directories|Elapsed|Touched Pages|Evicted Pages):", line):

@@ -602,6 +602,7 @@ static int parse_dec(const char *s, long a, long b, int64_t *out) {
     return 1;
 }
 
+#define PID_DIGITS 10 /* longer is no pid (pid_max is at most 2**22): the line is rejected */
 /* returns NULL on success, a reason string on failure, (const char*)-1 on a Python error */
 #define PYERR ((const char *)-1)
 static const char *record(Parser *p, const char *s, long n, int64_t ln) {
@@ -610,6 +611,7 @@ static const char *record(Parser *p, const char *s, long n, int64_t ln) {
     if (p->pid_mode == PID_COLUMN) {
         while (i < n && is_digit(s[i])) i++;
         if (i == 0) return "expected a pid prefix";
+        if (i > PID_DIGITS) return "pid longer than 10 digits";
         pid = digits_val(s, 0, i);
         if (i < n && s[i] == '<') {
             i = skip_angle(s, n, i);
@@ -626,7 +628,7 @@ static const char *record(Parser *p, const char *s, long n, int64_t ln) {
             while (j < n && s[j] == ' ') j++;
             long d0 = j;
             while (j < n && is_digit(s[j])) j++;
-            if (j > d0 && d0 > 4) {
+            if (j > d0 && d0 > 4 && j - d0 <= PID_DIGITS) {
                 long d1 = j;
                 if (j < n && s[j] == '<') {
                     long k = j + 1;
@@ -846,7 +848,7 @@ static int message(Parser *p, int64_t ln, const char *s, long n) {
         if (memcmp(s + k, "Process ", 8) != 0) continue;
         long a = k + 8, j = a;
         while (j < n && is_digit(s[j])) j++;
-        if (j == a) continue;
+        if (j == a || j - a > PID_DIGITS) continue;
         if (starts(s, (size_t)n, (size_t)j, " attached")) {
             int64_t pid = digits_val(s, a, j);
             if (imap_put(&p->announced, pid, 1) || imap_put(&p->live, pid, 1)) return -1;

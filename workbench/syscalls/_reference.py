@@ -81,7 +81,7 @@ _DIGITS = frozenset(DIGITS)
 _HEX = frozenset(HEX_DIGITS)
 _ERRCH = frozenset(ERRNO_CHARS)
 _NAMECH = frozenset(NAME_CHARS)
-_PIDNUM = re.compile(r"Process (\d+) (attached|detached)")
+_PIDNUM = re.compile(r"Process (\d{1,10}) (attached|detached)")
 # A fast path for the commonest tails; anything it refuses goes to _tail().
 _SIMPLE_TAIL = re.compile(
     r" += (-?[0-9]+|0x[0-9a-f]+|\?)(?: (E[A-Z0-9_]+) \(([^()\"<>\[\]]*)\))?(?: <([0-9]+)(?:\.([0-9]{1,9}))?>)?\Z"
@@ -94,8 +94,11 @@ def _w(v: int) -> int:
     return v if -(1 << 63) <= v < (1 << 63) else wrap_int64(v)
 
 
+PID_DIGITS = 10  # longer is no pid (pid_max is at most 2**22): the line is rejected, as the C scanner does
+
+
 def _pid(text: str) -> int:
-    return int(text) if len(text) < 19 else wrap_int64(int(text))
+    return int(text)
 
 
 def _isdec(v: str) -> bool:
@@ -328,7 +331,7 @@ _POW = [10 ** (9 - k) if k <= 9 else 0 for k in range(10)]
 _PLUS_RE = re.compile(r"\(\+ *[0-9]+\.[0-9]+\) ")
 _BRACKET_RE = re.compile(r"(?:\[ *[0-9a-f?]+\] )+")
 _COLPID_RE = re.compile(r"([0-9]+)")
-_BRPID_RE = re.compile(r"\[pid +([0-9]+)(?:<[^>]*>)?\] ")
+_BRPID_RE = re.compile(r"\[pid +([0-9]{1,10})(?:<[^>]*>)?\] ")
 _RESUMED_RE = re.compile(r"<\.\.\. ([A-Za-z0-9_]+) resumed>")
 # row layout (one list per row; columns are formed in finish())
 KIND, PID, TS, END, DUR, NAME, ARGS, RET, RETVAL, ERRNO, SIGNAL, STACK, LINE = range(13)
@@ -820,6 +823,8 @@ class RefParser:
         last = self.last_row
         cm = complete.match  # (an <unfinished ...> line never is a complete call)
         ms = [None if s.endswith(UNFINISHED_MARK) else cm(s) for s in lines]
+        if column:  # a pid over 10 digits is no pid: the rules reject the line
+            ms = [None if m is not None and len(m.group(1)) > PID_DIGITS else m for m in ms]
         cand = [i for i, m in enumerate(ms) if m is not None] if bulk else []
         if cand:
             ccols, craw, cdur, crv = self._bulk_complete(ms, cand, k, kt)
@@ -861,7 +866,7 @@ class RefParser:
             elif "resumed>" in s:
                 m = resumed.match(s)
                 shape = 2
-            if m is None:
+            if m is None or (column and len(m.group(1)) > PID_DIGITS):  # no fast shape, or no pid: the rules
                 self.last_row = last
                 self.day_off, self.last_ts = day_off, last_ts
                 slow(s, lineno)
@@ -871,8 +876,7 @@ class RefParser:
                 continue
             g = m.groups()
             if column:
-                pid = g[0]
-                pid = int(pid) if len(pid) < 19 else wrap_int64(int(pid))
+                pid = int(g[0])
             elif fixed:
                 pid = self.fixed_pid
             elif len(self.live) == 1 and self.leader_known:
@@ -964,7 +968,7 @@ class RefParser:
             craw = None if craw is None else [craw[i] for i in keep]
         lines = [n0 + 1 + cand[i] for i in taken]
         if self.pid_mode == PID_COLUMN:
-            pid = [int(p) if len(p) < 19 else wrap_int64(int(p)) for p in ccols[0]]
+            pid = [int(p) for p in ccols[0]]
         else:
             pid = [self.fixed_pid] * len(lines)
         ts: list[int] | None
@@ -1054,6 +1058,8 @@ class RefParser:
             m = _COLPID_RE.match(s)
             if m is None:
                 return "expected a pid prefix"
+            if len(m.group(1)) > PID_DIGITS:
+                return "pid longer than 10 digits"
             pid = _pid(m.group(1))
             i = m.end()
             if i < n and s[i] == "<":

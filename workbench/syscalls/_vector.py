@@ -291,9 +291,10 @@ def _next(buf: np.ndarray, ch: int, lo: np.ndarray) -> np.ndarray:
 
 
 def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The pid column: values and where the timestamp starts; None for a pid too long for int64."""
+    """The pid column: values and where the timestamp starts; None for a pid over 10 digits (the line loop
+    rejects those lines)."""
     g = int(_scan(buf, b[:1], e[:1], _DIGIT)[0] - b[0])  # the first line's width, tried on all
-    if g >= 19:
+    if g > 10:
         return None
     w = win[b, :g + 2]
     fit = (w[:, g] == 32) & (w[:, g + 1] != 32) & ((w[:, :g] - 48) < 10).all(axis=1)
@@ -302,7 +303,7 @@ def _pid(buf: np.ndarray, win: np.ndarray, b: np.ndarray, e: np.ndarray) -> tupl
     other = np.flatnonzero(~fit)
     if len(other):
         sp = _scan(buf, b[other], e[other], _DIGIT)
-        if (sp - b[other]).max() >= 19:
+        if (sp - b[other]).max() > 10:
             return None
         pid[other] = _uint(buf, b[other], sp)
         pos[other] = _scan(buf, sp, e[other], _SPACE)
