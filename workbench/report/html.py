@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..findings import format_value
 
@@ -30,15 +32,53 @@ FINDINGS_JSON_VERSION = 1
 REPORT_JSON_VERSION = 1
 
 
-def render_html(ipynb: Path, out_html: Path, no_input: bool = False) -> None:
-    """Render an executed notebook to one self-contained HTML file (images inline)."""
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def render_html(ipynb: Path, out_html: Path, no_input: bool = False,
+                page: Mapping[str, Any] | None = None) -> None:
+    """Render an executed notebook as one self-contained page (images inline, no script, no network).
+
+    ``page`` fills the page header (see :func:`page_info`): title, back-link to
+    the index, status, run time, host, versions, commit, data sources and
+    parameters with the ones set for this run marked. Code cells are folded.
+    """
     import nbformat
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="lab", embed_images=True, exclude_input=no_input,
-                            exclude_input_prompt=no_input, exclude_output_prompt=no_input)
-    body, _ = exporter.from_notebook_node(nbformat.read(str(ipynb), as_version=4))
-    out_html.write_text(body, encoding="utf-8")
+    nb = nbformat.read(str(ipynb), as_version=4)
+    exporter = HTMLExporter(template_name="workbench_page", extra_template_basedirs=[str(TEMPLATES)],
+                            embed_images=True, exclude_input=no_input, exclude_input_prompt=no_input,
+                            exclude_output_prompt=no_input)
+    title = (page or {}).get("title") or ipynb.stem
+    resources: dict[str, Any] = {"metadata": {"name": title}}
+    if page:
+        resources["workbench"] = dict(page)
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    tmp = out_html.with_name(f".{out_html.name}.tmp")
+    tmp.write_text(body, encoding="utf-8")
+    os.replace(tmp, out_html)
+
+
+def page_info(name: str, title: str, status: str, started_s: float, seconds: float,
+              parameters: Mapping[str, Any], defaults: Mapping[str, Any], overridden: Sequence[str]) -> dict[str, Any]:
+    """The header of a page: what ran, when, where, with which parameters and data (all plain text)."""
+    from .. import readable
+    from .provenance import run_info, versions_line
+
+    info = run_info()
+    params = []
+    sources = []
+    for k, v in parameters.items():
+        params.append({"name": k, "value": repr(v), "default": repr(defaults.get(k)), "overridden": k in overridden})
+        if isinstance(v, str) and v and ("/" in v or v.endswith((".csv", ".txt", ".json", ".gz"))):
+            sources.append(v)
+    return {
+        "name": name, "title": title, "status": status, "started": readable.when(started_s),
+        "duration": readable.duration(seconds), "host": info["host"], "version": info["workbench"],
+        "commit": info["commit"], "versions": versions_line(info), "sources": sources,
+        "parameters": params, "overridden": list(overridden),
+    }
 
 
 def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InputNotFoundError, UsageError
 from ..findings import Finding, read_findings
-from .html import render_html, write_index
+from .html import page_info, render_html, write_index
 from .notebooks import coerce_value, notebook_title, read_parameters
 from .results import CellError, NotebookResult
 
@@ -115,6 +115,7 @@ def execute_notebook(
     params = dict(parameters or {})
     run_cwd = Path(cwd) if cwd is not None else path.parent.parent
     t0 = time.perf_counter()
+    started_s = time.time()
     error: CellError | None = None
     try:
         pm.execute_notebook(
@@ -136,8 +137,11 @@ def execute_notebook(
             error = error or _error_from(exc)
         if render:
             html_path = out / f"{path.stem}.html"
+            defaults = {p.name: p.default for p in read_parameters(path)}
+            page = page_info(path.stem, notebook_title(path), "failed" if error else "ok", started_s, seconds,
+                             _effective_parameters(path, params), defaults, sorted(params))
             try:
-                render_html(out_nb, html_path, no_input=no_input)
+                render_html(out_nb, html_path, no_input=no_input, page=page)
             except Exception as exc:  # noqa: BLE001
                 error = error or _error_from(exc)
                 html_path = None

@@ -1,0 +1,44 @@
+"""Report pages open anywhere: no script, no network, the story first, a header that says what ran."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from workbench.report import run_report
+
+from .conftest import make_notebook
+
+
+def _pages(tmp_path: Path, tiny_notebooks: Path, no_input: bool = False) -> Path:
+    out = tmp_path / ("plain" if no_input else "full")
+    run_report(sorted(tiny_notebooks.glob("*.ipynb")), {"x": "5"}, out_dir=out, no_input=no_input, echo=False)
+    return out
+
+
+def test_pages_are_self_contained_titled_and_lead_with_the_story(tmp_path: Path, tiny_notebooks: Path) -> None:
+    out = _pages(tmp_path, tiny_notebooks)
+    page = (out / "01_ok.html").read_text()
+    assert "<script" not in page.lower()
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)""", page)
+    assert urls and all(u.startswith(("data:", "#", "index.html")) for u in urls), urls
+    assert "@import" not in page and not re.search(r"url\(\s*['\"]?(?!data:)", page)  # no stylesheet load
+    assert "<title>A notebook that works</title>" in page
+    assert 'href="index.html"' in page
+    assert page.count('<details class="wb-code">') == 4  # every code cell folded: parameters, injected ones, two more
+    assert "set for this run" in page and "x = 5" in page  # the override is marked with its value
+    assert "commit" in page and "numpy" in page and "ran " in page
+
+
+def test_no_input_pages_keep_the_header_and_drop_the_code(tmp_path: Path, tiny_notebooks: Path) -> None:
+    out = _pages(tmp_path, tiny_notebooks, no_input=True)
+    page = (out / "01_ok.html").read_text()
+    assert 'class="wb-header"' in page and "x = 5" in page
+    assert 'class="wb-code"' not in page and "record_finding(" not in page
+
+
+def test_page_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    nb = make_notebook(tmp_path / "nb" / "01_plain.ipynb", "y = 1  # a number", ["print(y)"])
+    out = tmp_path / "out"
+    run_report([nb], out_dir=out, echo=False)
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []  # no temporary file left
