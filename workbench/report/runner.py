@@ -117,6 +117,8 @@ def execute_notebook(
     t0 = time.perf_counter()
     started_s = time.time()
     error: CellError | None = None
+    static = os.environ.get("WORKBENCH_STATIC")
+    os.environ["WORKBENCH_STATIC"] = "1"  # the kernel inherits it: explorers draw static views on shared pages
     try:
         pm.execute_notebook(
             str(path), str(out_nb), parameters=params, kernel_name="python3",
@@ -127,6 +129,11 @@ def execute_notebook(
         )
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result
         error = _error_from(exc)
+    finally:
+        if static is None:
+            os.environ.pop("WORKBENCH_STATIC", None)
+        else:
+            os.environ["WORKBENCH_STATIC"] = static
     seconds = time.perf_counter() - t0
     findings: dict[str, Finding] = {}
     html_path: Path | None = None
