@@ -1,6 +1,7 @@
 """Inputs, skipped sections, escaping and decisions: what every notebook builds on."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pandas as pd
@@ -22,7 +23,7 @@ def test_inputs_record_what_was_read_and_where_from(tmp_path: Path) -> None:
     assert bundled is not None and inputs["samples_path"].origin == "bundled"
     assert inputs["samples_path"].describe().startswith("the bundled latency samples")
     inputs.load("ping_path", "", read_latency, what="TCP connect pings")
-    assert not inputs["ping_path"].present and inputs.missing(["ping_path"]) == ["`ping_path` (TCP connect pings)"]
+    assert not inputs["ping_path"].present and inputs.missing(["ping_path"]) == ["ping_path (TCP connect pings)"]
     mine_frame = inputs.load("mine", str(mine), read_latency, what="latency samples")
     assert mine_frame is not None and inputs["mine"].origin == "yours" and inputs["mine"].describe().startswith("your")
     t = inputs.table().set_index("input")
@@ -38,7 +39,7 @@ def test_skipped_section_records_its_findings_as_none(capsys: pytest.CaptureFixt
     inputs = Inputs(sections={"2. Suspects": ["ping_path"]})
     inputs.load("ping_path", None, read_latency, what="TCP connect pings")
     assert inputs.section("2. Suspects", findings=["ping_p99_ms"]) is False
-    assert "2. Suspects — skipped: needs `ping_path` (TCP connect pings)" in capsys.readouterr().out
+    assert "2. Suspects — skipped: needs ping\\_path \\(TCP connect pings\\)" in capsys.readouterr().out
     inputs.require("overlap", False, "a ping series that overlaps the calls in time")
     assert inputs.section("x", needs=["overlap"]) is False
     inputs.require("overlap", True, "")
@@ -57,6 +58,14 @@ def test_escaping_keeps_data_from_becoming_markup() -> None:
     hostile = "/x/<img src=x onerror=alert(1)>.csv **bold** [link](javascript:x)"
     out = esc(hostile)
     assert "<img" not in out and "&lt;img" in out and "\\*\\*bold\\*\\*" in out and "\\[link\\]\\(" in out
+    # what a reader sees once the Markdown is rendered: the original text, apostrophes and all
+    # (nbconvert renders report pages with mistune)
+    import mistune
+
+    for text in (hostile, "the server's log", "a_b_c > 3 & d", 'say "hi"', "# not a title", "*x* `y`"):
+        rendered = mistune.html(esc(text)).strip()
+        assert rendered.startswith("<p>") and rendered.endswith("</p>"), rendered
+        assert html.unescape(rendered[3:-4]) == text, (text, rendered)
 
 
 def test_decisions_carry_verdict_evidence_and_caveats() -> None:

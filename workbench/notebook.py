@@ -43,12 +43,14 @@ T = TypeVar("T")
 
 __all__ = ["InputRecord", "Inputs", "decision_markdown", "esc", "show_markdown"]
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+# ``<``, ``>`` and ``&`` are made entities first; the Markdown specials are then backslash-escaped
+# (entities contain none of them), so apostrophes and quotes stay readable.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
 
 def esc(text: object) -> str:
     """``text`` safe inside Markdown and HTML: markup characters escaped, so data never becomes markup."""
-    s = html.escape(str(text), quote=True)
+    s = html.escape(str(text), quote=False)
     return _MD_SPECIAL.sub(r"\\\1", s)
 
 
@@ -96,11 +98,12 @@ class InputRecord:
     def describe(self) -> str:
         """A phrase for sentences: "the bundled capture `x`", "your capture `x`", "a live capture made just now"."""
         if self.origin == "live":
-            return f"a live {self.what} capture made just now on this machine"
+            what = self.what if "capture" in self.what else f"{self.what} capture"
+            return f"a live {what} made just now on this machine"
         if self.origin == "bundled":
-            return f"the bundled {self.what} `{esc(self.path)}`"
+            return f"the bundled {self.what} <code>{esc(self.path)}</code>"
         if self.origin == "yours":
-            return f"your {self.what} `{esc(self.path)}`"
+            return f"your {self.what} <code>{esc(self.path)}</code>"
         return f"no {self.what}"
 
 
@@ -207,9 +210,9 @@ class Inputs:
                     out.append(reason)
             elif n in self.records:
                 if not self.records[n].present:
-                    out.append(f"`{n}` ({self.records[n].what})")
+                    out.append(f"{n} ({self.records[n].what})")
             else:
-                out.append(f"`{n}` (not given)")
+                out.append(f"{n} (not given)")
         return out
 
     def section(self, title: str, findings: Sequence[str] = (), needs: Sequence[str] | None = None) -> bool:
@@ -218,10 +221,10 @@ class Inputs:
         gaps = self.missing(wanted)
         if not gaps:
             return True
-        reason = "skipped: needs " + "; ".join(gaps)  # parameter names and requirement texts: the notebook's own words
-        show_markdown(f"**{esc(title)} — {reason}.**")
+        reason = "skipped: needs " + "; ".join(gaps)
+        show_markdown(f"**{esc(title)} — {esc(reason)}.**")
         for name in findings:
-            record_finding(name, None, explain=reason.replace("`", ""))
+            record_finding(name, None, explain=reason)
         return False
 
     # ---------------------------------------------------------------- tables
@@ -248,7 +251,7 @@ class Inputs:
         """One row per declared section: section, runs (bool), why not (the missing needs)."""
         import pandas as pd
 
-        rows = [{"section": t, "runs": not self.missing(n), "why_not": "; ".join(self.missing(n)).replace("`", "")}
+        rows = [{"section": t, "runs": not self.missing(n), "why_not": "; ".join(self.missing(n))}
                 for t, n in self.sections.items()]
         return pd.DataFrame(rows, columns=["section", "runs", "why_not"])
 
