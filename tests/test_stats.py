@@ -186,3 +186,17 @@ def test_bad_arguments_are_usage_errors_that_name_them() -> None:
         percentile_cis([np.nan])
     with pytest.raises(UsageError, match=r"each condition \(a and b\)"):
         compare([1.0], [np.nan])
+
+
+def test_holm_adjust_matches_the_step_down_rule() -> None:
+    from workbench.errors import UsageError
+    from workbench.stats import holm_adjust
+
+    # worked example: p = (0.01, 0.04, 0.03, 0.005), m = 4 → sorted 0.005·4, 0.01·3, 0.03·2, 0.04·1, made monotone
+    got = holm_adjust([0.01, 0.04, 0.03, np.nan, 0.005])
+    np.testing.assert_allclose(got[[0, 1, 2, 4]], [0.03, 0.06, 0.06, 0.02])
+    assert np.isnan(got[3])
+    assert holm_adjust([0.9, 0.8]).tolist() == [1.0, 1.0]
+    assert holm_adjust([]).size == 0
+    with pytest.raises(UsageError):
+        holm_adjust([1.5])

@@ -9,6 +9,7 @@
 - :func:`compare` — ratio of percentiles between two conditions with a CI that
   resamples runs or blocks of consecutive samples, never single requests.
 - :func:`wilson_interval` — the Wilson score interval of a proportion k/n.
+- :func:`holm_adjust` — Holm–Bonferroni adjusted p-values for a family of tests.
 
 All functions take plain arrays (any unit) and return frozen dataclasses in
 the same unit as their input.
@@ -32,6 +33,7 @@ __all__ = [
     "compare",
     "find_modes",
     "find_quantum",
+    "holm_adjust",
     "kde_bandwidth",
     "percentile_ci",
     "percentile_cis",
@@ -425,3 +427,29 @@ def wilson_interval(k: np.ndarray | int, n: np.ndarray | int, confidence: float 
     lo = np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1))
     hi = np.where(k >= n, 1.0, np.clip(centre + half, 0, 1))
     return lo, hi
+
+
+# ---------------------------------------------------- multiple comparisons ----
+
+def holm_adjust(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm–Bonferroni adjusted p-values, in the input's order (NaN stays NaN).
+
+    Compare each adjusted value with the family-wise level α: the step-down
+    procedure controls the chance of any false positive among all the tests,
+    whatever their dependence. Use it wherever several groups, steps, cells or
+    syscalls are tested at once.
+    """
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1:
+        raise UsageError(f"holm_adjust takes a flat sequence of p-values, got shape {p.shape}")
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    if ok.size == 0:
+        return out
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise UsageError("p-values must lie in [0, 1]")
+    m = ok.size
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
