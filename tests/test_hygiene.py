@@ -78,3 +78,10 @@ def test_checker_names_the_line_of_a_statement_in_the_parameters_cell(tmp_path: 
     assert hygiene_problems(path) == [
         f"parameters cell does not parse: {path} [parameters cell]:2: "
         "only 'name = value' assignments are allowed in a parameters cell: 'import os'"]
+
+
+def test_checker_wants_each_parameter_on_one_line(tmp_path: Path) -> None:
+    path = make_notebook(tmp_path / "01_m.ipynb", "a = [1,\n     2]  # the a", ["print(a)"])
+    assert hygiene_problems(path) == [
+        f"parameters cell does not parse: {path} [parameters cell]:1: each parameter must fit on one line "
+        "(papermill reads the parameters cell line by line): 'a = [1,'"]

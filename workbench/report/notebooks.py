@@ -70,6 +70,10 @@ def parse_parameters(source: str, name: str = "<parameters cell>") -> list[Param
             text = ast.get_source_segment(source, node) or ast.dump(node)
             raise ParseError(name, node.lineno, text.splitlines()[0] if text else "",
                              "only 'name = value' assignments are allowed in a parameters cell")
+        if (node.end_lineno or node.lineno) != node.lineno:
+            text = lines[node.lineno - 1]
+            raise ParseError(name, node.lineno, text, "each parameter must fit on one line "
+                             "(papermill reads the parameters cell line by line)")
         src = ast.get_source_segment(source, value) or ""
         try:
             default = ast.literal_eval(value)
