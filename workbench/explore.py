@@ -17,6 +17,7 @@ so a shared page never holds a dead control.
 """
 from __future__ import annotations
 
+import html
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -28,7 +29,6 @@ import pandas as pd
 
 from . import readable
 from .errors import UsageError
-from .notebook import esc
 from .schema import requires
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class _Explorer:
         display(v.figure)
         plt.close(v.figure)
         display(readable.table(v.table))
-        display(HTML(f"<p>{esc(v.text)}</p>"))
+        display(HTML(f"<p>{html.escape(v.text)}</p>"))  # HTML, not Markdown: no backslashes
 
     def widget(self) -> ipywidgets.Widget:
         """The controls and an output area that redraws on every change."""
@@ -96,7 +96,7 @@ class _Explorer:
         for c in ctl.values():
             c.observe(redraw, names="value")
         redraw()
-        return w.VBox([w.HTML(f"<b>{esc(self.title)}</b>"), w.HBox(list(ctl.values())), out])
+        return w.VBox([w.HTML(f"<b>{html.escape(self.title)}</b>"), w.HBox(list(ctl.values())), out])
 
     def show(self) -> None:
         """The widget in a live kernel; the default view as a static figure and table in a report."""
@@ -187,7 +187,7 @@ class LatencyExplorer(_Explorer):
             text += (f". {names[1]} ÷ {names[0]} at p{q:g}: {readable.times(c.ratio)} "
                      f"(95 % CI {readable.times(c.low)}–{readable.times(c.high)}, resampling blocks)")
         if found:
-            text += ". Modes at " + ", ".join(f"{readable.duration(m.location)} ({readable.count(m.count)})"
+            text += ". Modes at " + ", ".join(f"{readable.duration(m.location)} ({readable.count(m.count)} samples)"
                                                for m in found)
         from .plots.explore import plot_latency_view
 
