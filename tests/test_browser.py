@@ -123,7 +123,10 @@ def test_report_page_in_a_browser(browser: Any, report: Path, name: str, title: 
         assert "<img src=x onerror=alert(1)>" in body and "<script>alert(2)</script>" in body
         assert page.locator("img[src='x'], a[href^='javascript']").count() == 0
     else:
-        assert page.locator("img[src^='data:image/png']").count() >= 1
+        img = page.locator("img[src^='data:image/png']").first
+        img.scroll_into_view_if_needed()
+        natural, shown = img.evaluate("i => [i.naturalWidth, i.clientWidth]")
+        assert shown > 300 and natural >= 1.9 * shown, (natural, shown)  # drawn at twice the size shown
     # the back-link leads to the index
     page.get_by_role("link", name="index").first.click()
     page.wait_for_load_state("load")
