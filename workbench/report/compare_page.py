@@ -10,6 +10,7 @@ import html
 import os
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from ..findings import format_value
 from .compare import VERDICTS, Comparison, change_text
@@ -36,7 +37,7 @@ def _link(report: RunReport, notebook: str, out_dir: Path, text: str) -> str:
     if page is None:
         return f"<small>{html.escape(text)}: no page</small>"
     href = os.path.relpath(page.resolve(), out_dir.resolve())
-    return f'<a href="{html.escape(Path(href).as_posix())}">{html.escape(text)}</a>'
+    return f'<a href="{html.escape(quote(Path(href).as_posix()))}">{html.escape(text)}</a>'
 
 
 def _value(value: object, unit: str | None, ci: list | None) -> str:
@@ -78,8 +79,8 @@ def write_compare_html(comp: Comparison, out_html: str | Path) -> Path:
 <title>workbench compare</title>
 <style>{_CSS}</style></head><body>
 <h1>workbench compare</h1>
-<p>BASE <a href="{html.escape(Path(base_index).as_posix())}"><code>{html.escape(str(comp.base.folder))}</code></a>
-→ NEW <a href="{html.escape(Path(new_index).as_posix())}"><code>{html.escape(str(comp.new.folder))}</code></a>.
+<p>BASE <a href="{html.escape(quote(Path(base_index).as_posix()))}"><code>{html.escape(str(comp.base.folder))}</code></a>
+→ NEW <a href="{html.escape(quote(Path(new_index).as_posix()))}"><code>{html.escape(str(comp.new.folder))}</code></a>.
 Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.</p>
 <p>{summary}.</p>
 {verdict}
