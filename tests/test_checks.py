@@ -184,3 +184,20 @@ def test_exit_code_of_outcomes(tmp_path: Path) -> None:
     assert run({"02_low_qps_nagle.parse_rejects": {"max": 0}}) == 0
     assert run({"02_low_qps_nagle.quantum_ms": {"max": 5}}) == 1
     assert run({"02_low_qps_nagle.quantum_ms": {"max": 5}, "02_low_qps_nagle.x": {"max": 5}}) == 2
+
+
+def test_report_refuses_a_rule_for_a_notebook_it_does_not_run(tiny_notebooks: Path, tmp_path: Path, capsys,
+                                                               monkeypatch) -> None:
+    gate = tmp_path / "gate.toml"
+    gate.write_text('"02_low_qps_nagle.quantum_ms" = {max = 5}\n')
+    out = tmp_path / "out"
+    assert main(["report", "01", "--notebooks", str(tiny_notebooks), "--out", str(out), "--check", str(gate)]) == 2
+    assert "no notebook of this run matches '02_low_qps_nagle' (this run: 01_ok)" in capsys.readouterr().err
+    assert not out.exists()  # nothing ran
+    # without --check, ./pyproject.toml's [tool.workbench.checks] is the check file
+    (tmp_path / "pyproject.toml").write_text('[tool.workbench.checks]\n"09_*.x" = {max = 0}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--notebooks", str(tiny_notebooks), "--out", str(out)]) == 2
+    assert "pyproject.toml [tool.workbench.checks]: '09_*.x': no notebook of this run matches '09_*'" in \
+        capsys.readouterr().err
+    assert not out.exists()
