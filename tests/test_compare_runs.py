@@ -42,6 +42,10 @@ def _captures(tmp_path: Path) -> tuple[Path, Path]:
     return paths
 
 
+def report_ci(folder: Path) -> list[float]:
+    return json.loads((folder / "report.json").read_text())["notebooks"][0]["findings"]["p99_ms"]["ci"]
+
+
 def test_a_moved_tail_is_the_only_regression(tmp_path: Path, capsys) -> None:
     nbs = tmp_path / "notebooks"
     make_notebook(nbs / "01_latency_gate.ipynb",
@@ -53,9 +57,12 @@ def test_a_moved_tail_is_the_only_regression(tmp_path: Path, capsys) -> None:
         runs[name] = tmp_path / name
         assert main(["report", "--notebooks", str(nbs), "--out", str(runs[name]), "--jobs", "1",
                      "-p", "capture_path", str(csv)]) == 0
-    capsys.readouterr()
+    assert capsys.readouterr().out.count("6 findings (4 with a CI or tolerance)") == 3
 
     # the executed notebook, report.json and findings.json all carry the CI
+    from workbench.findings import read_findings
+
+    assert read_findings(runs["a"] / "01_latency_gate.ipynb")["p99_ms"].ci == report_ci(runs["a"])
     report = json.loads((runs["a"] / "report.json").read_text())
     p99 = report["notebooks"][0]["findings"]["p99_ms"]
     assert p99["better"] == "lower" and p99["ci"][0] <= p99["value"] <= p99["ci"][1]
