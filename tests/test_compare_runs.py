@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import make_notebook
 from workbench.cli import main
+from workbench.findings import read_findings
 from workbench.report.compare import compare_reports
 
 pytestmark = pytest.mark.slow
@@ -24,8 +25,10 @@ _GATE_CELLS = [
     "for name, p in (('p50_ms', p50), ('p90_ms', p90), ('p99_ms', p99)):\n"
     "    record_finding(name, p.value, unit='ms', ci=(p.low, p.high), better='lower')\n"
     "record_finding('samples', len(lat), unit='requests', tolerance=0)\n"
-    "record_finding('capture_kind', 'latency samples')\n"
-    "record_finding('old_style', 1.5, unit='ms', explain='a finding recorded the old way')",
+    "record_finding('capture_kind', kind)\n"
+    "record_finding('old_style', 1.5, unit='ms', explain='a finding recorded the old way')\n"
+    "if with_mean:\n"
+    "    record_finding('mean_ms', lat.mean(), unit='ms', rel_tolerance=0.05, better='lower')",
 ]
 
 
@@ -46,10 +49,12 @@ def report_ci(folder: Path) -> list[float]:
     return json.loads((folder / "report.json").read_text())["notebooks"][0]["findings"]["p99_ms"]["ci"]
 
 
-def test_a_moved_tail_is_the_only_regression(tmp_path: Path, capsys) -> None:
+def test_every_verdict_on_real_report_folders(tmp_path: Path, capsys) -> None:
     nbs = tmp_path / "notebooks"
     make_notebook(nbs / "01_latency_gate.ipynb",
-                  "capture_path = ''  # CSV with a latency_ms column\nseed = 0  # bootstrap seed",
+                  "capture_path = ''  # CSV with a latency_ms column\nseed = 0  # bootstrap seed\n"
+                  "kind = 'latency samples'  # what the capture is, text\n"
+                  "with_mean = False  # also record the mean",
                   _GATE_CELLS, title="Latency with CIs")
     base_csv, slow_csv = _captures(tmp_path)
     runs = {}
@@ -60,8 +65,6 @@ def test_a_moved_tail_is_the_only_regression(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().out.count("6 findings (4 with a CI or tolerance)") == 3
 
     # the executed notebook, report.json and findings.json all carry the CI
-    from workbench.findings import read_findings
-
     assert read_findings(runs["a"] / "01_latency_gate.ipynb")["p99_ms"].ci == report_ci(runs["a"])
     report = json.loads((runs["a"] / "report.json").read_text())
     p99 = report["notebooks"][0]["findings"]["p99_ms"]
@@ -95,6 +98,32 @@ def test_a_moved_tail_is_the_only_regression(tmp_path: Path, capsys) -> None:
     [p99_change] = comp.with_verdict("regressed")
     assert p99_change.after_ci[0] > p99_change.before_ci[1]
     assert (runs["b"] / "compare.html").read_text().count('class="regressed">regressed') == 1
+
+    # the other way round p99 improved: exit 0
+    back = {c.finding: c.verdict for c in compare_reports(runs["b"], runs["a"]).changes}
+    assert back["p99_ms"] == "improved" and set(back.values()) == {"improved", "within noise"}
+    assert main(["compare", str(runs["b"]), str(runs["a"]), "--no-html"]) == 0
+
+    # a finding added and a verdict string changed; then removed; then a notebook that failed
+    runs["c"] = tmp_path / "c"
+    assert main(["report", "--notebooks", str(nbs), "--out", str(runs["c"]), "--jobs", "1",
+                 "-p", "capture_path", str(base_csv), "-p", "kind", "probe", "-p", "with_mean", "true"]) == 0
+    runs["failed"] = tmp_path / "failed"
+    assert main(["report", "--notebooks", str(nbs), "--out", str(runs["failed"]), "--jobs", "1",
+                 "-p", "capture_path", str(tmp_path / "missing.csv")]) == 1
+    capsys.readouterr()
+    moved = {c.finding: (c.verdict, c.rule) for c in compare_reports(runs["a"], runs["c"]).changes
+             if c.verdict != "within noise"}
+    assert moved == {"capture_kind": ("changed", "a verdict string changed"),
+                     "mean_ms": ("added", "recorded in NEW only")}
+    assert compare_reports(runs["c"], runs["a"]).with_verdict("removed")[0].finding == "mean_ms"
+    assert main(["compare", str(runs["a"]), str(runs["c"]), "--no-html"]) == 0
+    failed = compare_reports(runs["a"], runs["failed"])
+    assert {(c.finding, c.verdict) for c in failed.changes} == {
+        (None, "regressed"), ("p50_ms", "removed"), ("p90_ms", "removed"), ("p99_ms", "removed"),
+        ("samples", "removed"), ("capture_kind", "removed"), ("old_style", "removed")}
+    assert main(["compare", str(runs["a"]), str(runs["failed"]), "--no-html"]) == 1
+    assert "notebook went from ok to failed" in capsys.readouterr().out
 
 
 def test_bundled_notebook_compares_within_noise_with_itself(tmp_path: Path, capsys) -> None:
