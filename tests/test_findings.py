@@ -104,6 +104,7 @@ def test_findings_carry_ci_tolerance_and_direction() -> None:
     assert record_finding("n", 3, unit="rows", explain="x").to_json() == {
         "name": "n", "value": 3, "unit": "rows", "explain": "x"}
     assert record_finding("r", 0.5, rel_tolerance=0.05).rel_tolerance == 0.05
+    assert record_finding("n2", 7, tolerance=np.int64(2)).tolerance == 2.0  # numpy scalars are numbers too
     by_rate = record_finding("p99_by_rate", pd.Series({10.0: 1.0, 20.0: 2.0}),
                              ci=(pd.Series({10.0: 0.9, 20.0: 1.8}), pd.Series({10.0: 1.1, 20.0: float("nan")})))
     assert by_rate.ci == [{"10": 0.9, "20": 1.8}, {"10": 1.1, "20": None}]  # a NaN bound: no CI for that element

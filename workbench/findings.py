@@ -177,14 +177,21 @@ def is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _plain_number(v: Any) -> Any:
+    """A numpy scalar as its Python number; anything else as it is."""
+    item = getattr(v, "item", None)
+    return item() if callable(item) and getattr(v, "shape", None) == () else v
+
+
 def _check_uncertainty(name: str, value: Any, ci: Any, tolerance: Any, rel_tolerance: Any,
                        better: Any) -> list[Any] | None:
     """Validate the comparison keys of ``record_finding``; returns the CI as a JSON pair (or None)."""
     where = f"record_finding({name!r}, ...)"
     if better is not None and better not in DIRECTIONS:
         raise UsageError(f"{where}: better= must be 'lower' or 'higher' (or left out), got {better!r}")
-    for key, tol in (("tolerance", tolerance), ("rel_tolerance", rel_tolerance)):
-        if tol is not None and (not is_number(tol) or not math.isfinite(tol) or tol < 0):
+    for key, raw in (("tolerance", tolerance), ("rel_tolerance", rel_tolerance)):
+        tol = _plain_number(raw)
+        if tol is not None and (not is_number(tol) or not math.isfinite(float(tol)) or float(tol) < 0):
             raise UsageError(f"{where}: {key}= must be a finite number >= 0, got {tol!r}")
     if ci is None:
         return None
@@ -239,8 +246,9 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
     json_value = to_jsonable(value)
     pair = _check_uncertainty(name, json_value, ci, tolerance, rel_tolerance, better)
     finding = Finding(name=name, value=json_value, unit=unit, explain=explain, ci=pair,
-                      tolerance=None if tolerance is None else float(tolerance),
-                      rel_tolerance=None if rel_tolerance is None else float(rel_tolerance), better=better)
+                      tolerance=None if tolerance is None else float(_plain_number(tolerance)),
+                      rel_tolerance=None if rel_tolerance is None else float(_plain_number(rel_tolerance)),
+                      better=better)
     json.dumps(finding.to_json(), allow_nan=False)  # fail here, not in the report
     try:
         from IPython import get_ipython
