@@ -142,10 +142,11 @@ def test_cli_json_is_versioned_and_lists_every_finding(tmp_path: Path, capsys) -
     assert out["changes"] == [
         {"notebook": NB, "finding": "fit_slope", "before": 1.07, "after": 2.14, "difference": pytest.approx(1.07),
          "relative_change": pytest.approx(1.0), "unit": "ms/ms", "better": None, "before_ci": [1.0, 1.1],
-         "after_ci": [2.0, 2.3], "verdict": "changed", "rule": "CIs do not overlap ([1, 1.1] vs [2, 2.3])"},
+         "after_ci": [2.0, 2.3], "verdict": "changed", "rule": "CIs do not overlap ([1, 1.1] vs [2, 2.3])",
+         "explain": None},
         {"notebook": NB, "finding": "fit_r2", "before": 0.999, "after": 0.999, "difference": 0.0,
          "relative_change": 0.0, "unit": None, "better": None, "before_ci": None, "after_ci": None,
-         "verdict": "within noise", "rule": "same value"},
+         "verdict": "within noise", "rule": "same value", "explain": None},
     ]
     assert set(out["counts"]) == set(VERDICTS)
 
@@ -214,6 +215,7 @@ def test_html_page_is_self_contained_and_links_both_runs(tmp_path: Path) -> None
     text = page.read_text()
     assert "<script" not in text.lower() and "http://" not in text and "https://" not in text
     assert "Content-Security-Policy" in text and "05_&lt;b&gt;" in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # the finding's explanation, escaped
     hrefs = [unquote(html.unescape(h)) for h in re.findall(r'href="([^"]+)"', text)]
     assert f"../base/{NB}.html" in hrefs and f"../new/{NB}.html" in hrefs
     for h in hrefs:  # every link resolves to a file beside the page

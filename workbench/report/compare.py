@@ -60,6 +60,7 @@ class Change:
     better: str | None = None
     before_ci: list[Any] | None = None
     after_ci: list[Any] | None = None
+    explain: str | None = None
 
     @property
     def label(self) -> str:
@@ -71,7 +72,7 @@ class Change:
             "notebook": self.notebook, "finding": self.finding, "before": self.before, "after": self.after,
             "difference": _finite(self.difference), "relative_change": _finite(self.relative_change),
             "unit": self.unit, "better": self.better, "before_ci": self.before_ci, "after_ci": self.after_ci,
-            "verdict": self.verdict, "rule": self.rule,
+            "verdict": self.verdict, "rule": self.rule, "explain": self.explain,
         }
 
 
@@ -142,10 +143,10 @@ def compare_finding(notebook: str, before: Finding | None, after: Finding | None
         assert only is not None
         if before is None:
             return Change(notebook, only.name, None, only.value, "added", "recorded in NEW only",
-                          unit=only.unit, better=only.better, after_ci=only.ci)
+                          unit=only.unit, better=only.better, after_ci=only.ci, explain=only.explain)
         rule = "not recorded in NEW" + (" (the notebook failed)" if new_failed else "")
         return Change(notebook, only.name, only.value, None, "removed", rule, unit=only.unit,
-                      better=only.better, before_ci=only.ci)
+                      better=only.better, before_ci=only.ci, explain=only.explain)
     tolerance = after.tolerance if after.tolerance is not None else before.tolerance
     rel_tolerance = after.rel_tolerance if after.rel_tolerance is not None else before.rel_tolerance
     better = after.better if after.better is not None else before.better
@@ -156,7 +157,7 @@ def compare_finding(notebook: str, before: Finding | None, after: Finding | None
         rel = diff / abs(before.value) if before.value != 0 else None
     return Change(notebook, after.name, before.value, after.value, verdict, rule, difference=diff,
                   relative_change=rel, unit=after.unit or before.unit, better=better,
-                  before_ci=before.ci, after_ci=after.ci)
+                  before_ci=before.ci, after_ci=after.ci, explain=after.explain or before.explain)
 
 
 def _decide_value(before: Finding, after: Finding, tolerance: float | None, rel_tolerance: float | None,

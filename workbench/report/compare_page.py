@@ -63,7 +63,8 @@ def write_compare_html(comp: Comparison, out_html: str | Path) -> Path:
         rows.append(
             f'<tr class="{"quiet" if c.verdict == "within noise" else ""}">'
             f'<td class="{css}">{html.escape(c.verdict)}</td>'
-            f"<td>{html.escape(c.notebook)}<br><small>{pages}</small></td><td><code>{name}</code></td>"
+            f"<td>{html.escape(c.notebook)}<br><small>{pages}</small></td><td><code>{name}</code>"
+            + (f"<br><small>{html.escape(c.explain)}</small>" if c.explain else "") + "</td>"
             f"<td>{_value(c.before, c.unit, c.before_ci)}</td><td>{_value(c.after, c.unit, c.after_ci)}</td>"
             f"<td>{html.escape(change_text(c))}</td>"
             f"<td>{html.escape(c.rule)}" + (f"<br><small>{html.escape(c.better)} is better</small>" if c.better else "")
