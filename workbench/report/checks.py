@@ -149,7 +149,7 @@ def pyproject_checks(folder: str | Path = ".") -> Path | None:
 def validate_checks(checks: list[Check], notebooks: list[str]) -> None:
     """Refuse, before anything runs, a rule whose notebook part matches none of ``notebooks``."""
     for c in checks:
-        if not fnmatch.filter(notebooks, c.notebook):
+        if not [n for n in notebooks if fnmatch.fnmatchcase(n, c.notebook)]:
             raise UsageError(f"{c.source}: {c.key!r}: no notebook of this run matches {c.notebook!r} "
                              f"(this run: {', '.join(notebooks) or 'none'})")
 
