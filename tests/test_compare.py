@@ -47,9 +47,11 @@ def F(value, **kw) -> Finding:  # noqa: N802 - reads like a constructor
     (F(10.0, ci=[9.0, 11.0], better="lower"), F(10.8, ci=[10.5, 11.5], better="lower"), "within noise",
      "CIs overlap ([9, 11] vs [10.5, 11.5])"),
     # one CI only (an older baseline): the other value against it
+    # one CI only (an older baseline): the other value gets an interval of the same widths
     (F(10.0), F(13.0, ci=[12.0, 14.0], better="lower"), "regressed",
-     "BASE 10 outside NEW's CI [12, 14]; lower is better"),
-    (F(10.0, ci=[9.0, 11.0]), F(10.5), "within noise", "NEW 10.5 within BASE's CI [9, 11]"),
+     "CIs do not overlap (NEW's CI [12, 14] vs BASE 10 with the same widths [9, 11]); lower is better"),
+    (F(10.0, ci=[9.0, 11.0]), F(11.5), "within noise",
+     "CIs overlap (BASE's CI [9, 11] vs NEW 11.5 with the same widths [10.5, 12.5])"),
     # tolerance, absolute and relative
     (F(100, tolerance=5, better="lower"), F(106, tolerance=5, better="lower"), "regressed",
      "beyond tolerance ±5; lower is better"),

@@ -16,7 +16,7 @@ Verdicts (:data:`VERDICTS`):
 - ``added`` / ``removed`` — recorded in one run only.
 
 A numeric move is significant when the two CIs do not overlap (with one CI
-only: the other run's value lies outside it) and, if a ``tolerance`` /
+only, the other run's value gets an interval of the same widths) and, if a ``tolerance`` /
 ``rel_tolerance`` is declared, the difference is also larger than it; without a
 CI, when the difference exceeds the tolerance. Declarations (tolerance,
 direction) come from NEW, else from BASE; each run's CI is its own. A list or
@@ -216,12 +216,15 @@ def decide_scalar(before: Any, after: Any, before_ci: tuple[Any, Any] | None, af
         shown = f"[{cb[0]:.4g}, {cb[1]:.4g}] vs [{ca[0]:.4g}, {ca[1]:.4g}]"
         ci_rule = (apart, f"CIs do not overlap ({shown})" if apart else f"CIs overlap ({shown})")
     elif cb is not None or ca is not None:
-        ci, other, role = (cb, a, "NEW") if cb is not None else (ca, b, "BASE")
-        assert ci is not None
-        outside = other < ci[0] or other > ci[1]
-        side = "BASE" if role == "NEW" else "NEW"
-        shown = f"{role} {other:.4g} {'outside' if outside else 'within'} {side}'s CI [{ci[0]:.4g}, {ci[1]:.4g}]"
-        ci_rule = (outside, shown)
+        # one run has no CI (e.g. a baseline from before the notebook declared one): lend it the
+        # other run's widths, so that one noisy point estimate is not taken for a move
+        has, value, other, role, lent = (cb, b, a, "BASE", "NEW") if cb is not None else (ca, a, b, "NEW", "BASE")
+        assert has is not None
+        lo, hi = other - max(value - has[0], 0.0), other + max(has[1] - value, 0.0)
+        apart = lo > has[1] or hi < has[0]
+        shown = (f"{role}'s CI [{has[0]:.4g}, {has[1]:.4g}] vs {lent} {other:.4g} with the same widths "
+                 f"[{lo:.4g}, {hi:.4g}]")
+        ci_rule = (apart, f"CIs do not overlap ({shown})" if apart else f"CIs overlap ({shown})")
     tol_rule: tuple[bool, str] | None = None
     if tolerance is not None or rel_tolerance is not None:
         limits = []

@@ -85,8 +85,8 @@ def write_compare_html(comp: Comparison, out_html: str | Path) -> Path:
 Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.</p>
 <p>{summary}.</p>
 {verdict}
-<p><small>A number moved beyond its noise when the two runs' confidence intervals do not overlap (or the other
-run's value lies outside the only CI) and the change exceeds any declared tolerance; without a CI, when it exceeds the
+<p><small>A number moved beyond its noise when the two runs' confidence intervals do not overlap (a run without
+a CI lends its value the other run's CI widths) and the change exceeds any declared tolerance; without a CI, when it exceeds the
 tolerance. A direction (lower or higher is better) turns such a move into regressed or improved; without one it is
 changed. Values without a CI or tolerance that differ at all are changed.</small></p>
 <table><tr><th>verdict</th><th>notebook</th><th>finding</th><th>before</th><th>after</th><th>change</th><th>rule</th></tr>
