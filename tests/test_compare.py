@@ -67,6 +67,8 @@ def F(value, **kw) -> Finding:  # noqa: N802 - reads like a constructor
     # verdict strings, bools, None
     (F("disjoint"), F("overlap"), "changed", "a verdict string changed"),
     (F(True), F(False), "changed", "value changed"),
+    (F(True, better="higher"), F(False, better="higher"), "regressed", "value changed; higher is better (true > false)"),
+    (F(True, better="lower"), F(False), "improved", "value changed; lower is better (true > false)"),
     (F(True), F(1), "changed", "value changed"),
     (F(2.5), F(None), "changed", "no value in NEW (not computed)"),
     (F(None), F(None), "within noise", "same value"),

@@ -8,9 +8,9 @@ each with its verdict and the rule that decided it.
 Verdicts (:data:`VERDICTS`):
 
 - ``regressed`` / ``improved`` — a significant move in the declared direction
-  (``better="lower"|"higher"``), or a notebook that went from ok to failed (failed to ok);
+  (``better="lower"|"higher"``; for a bool, true is higher), or a notebook that went from ok to failed (failed to ok);
 - ``changed`` — a significant move of a finding without a direction, a verdict
-  string (or any non-numeric value) that changed, a number without CI or tolerance
+  string (or a bool without a direction) that changed, a number without CI or tolerance
   that differs, a value that appeared or became None;
 - ``within noise`` — the same value, or a move the CIs or the tolerance cover;
 - ``added`` / ``removed`` — recorded in one run only.
@@ -204,6 +204,9 @@ def decide_scalar(before: Any, after: Any, before_ci: tuple[Any, Any] | None, af
         return "within noise", "same value"
     if before is None or after is None:
         return "changed", "no value in BASE" if before is None else "no value in NEW (not computed)"
+    if isinstance(before, bool) and isinstance(after, bool) and better is not None:
+        worse = after if better == "lower" else before  # for "higher", True is the better value
+        return ("regressed" if worse else "improved"), f"value changed; {better} is better (true > false)"
     if not (is_number(before) and is_number(after)):
         what = "a verdict string changed" if isinstance(before, str) or isinstance(after, str) else "value changed"
         return "changed", what
