@@ -58,8 +58,8 @@ def _notebook(*outputs: dict) -> nbformat.NotebookNode:
 
 
 def test_mime_type_carries_the_format_version() -> None:
-    assert FINDING_VERSION == 1
-    assert FINDING_MIME == "application/vnd.workbench.finding.v1+json"
+    assert FINDING_VERSION == 2
+    assert FINDING_MIME == "application/vnd.workbench.finding.v2+json"
     assert LEGACY_FINDING_MIME == "application/vnd.workbench.finding+json"
 
 
@@ -74,8 +74,8 @@ def test_read_findings_reads_the_unversioned_mime_type_of_older_notebooks() -> N
 
 
 def test_read_findings_refuses_newer_formats_and_broken_payloads(tmp_path) -> None:
-    newer = _notebook({"application/vnd.workbench.finding.v2+json": {"name": "n", "value": 1}})
-    with pytest.raises(ParseError, match=r"cell 1: finding format v2 is newer.*v1"):
+    newer = _notebook({"application/vnd.workbench.finding.v3+json": {"name": "n", "value": 1}})
+    with pytest.raises(ParseError, match=r"cell 1: finding format v3 is newer.*v2"):
         read_findings(newer)
     path = tmp_path / "broken.ipynb"
     nbformat.write(_notebook({FINDING_MIME: {"value": 1}}), str(path))
@@ -92,3 +92,43 @@ def test_format_value() -> None:
     assert format_value({"1": 0.5, "2": [1.0, 2]}) == "{1: 0.5, 2: [1, 2]}"
     assert format_value({"10": 1, "5": 2, "100": 3}, "ms") == "{5: 2, 10: 1, 100: 3} ms"
     assert format_value({"b": 1, "a": 2}) == "{b: 1, a: 2}"
+
+
+def test_findings_carry_ci_tolerance_and_direction() -> None:
+    f = record_finding("p99_ms", np.float64(12.5), unit="ms", ci=(np.float64(11.0), 14.25), better="lower")
+    assert f.ci == [11.0, 14.25] and f.better == "lower"
+    assert f.to_json() == {"name": "p99_ms", "value": 12.5, "unit": "ms", "explain": None,
+                           "ci": [11.0, 14.25], "better": "lower"}
+    assert f.uncertainty() == {"ci": [11.0, 14.25], "better": "lower"}
+    # the old call keeps its old payload: no uncertainty keys at all
+    assert record_finding("n", 3, unit="rows", explain="x").to_json() == {
+        "name": "n", "value": 3, "unit": "rows", "explain": "x"}
+    assert record_finding("r", 0.5, rel_tolerance=0.05).rel_tolerance == 0.05
+    assert record_finding("n2", 7, tolerance=np.int64(2)).tolerance == 2.0  # numpy scalars are numbers too
+    by_rate = record_finding("p99_by_rate", pd.Series({10.0: 1.0, 20.0: 2.0}),
+                             ci=(pd.Series({10.0: 0.9, 20.0: 1.8}), pd.Series({10.0: 1.1, 20.0: float("nan")})))
+    assert by_rate.ci == [{"10": 0.9, "20": 1.8}, {"10": 1.1, "20": None}]  # a NaN bound: no CI for that element
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"ci": (2.0, 1.0)}, r"ci = \(2.0, 1.0\) must be two numbers with low <= high"),
+    ({"ci": (1.0,)}, "ci= must be a pair"),
+    ({"ci": ([1.0], [2.0])}, "ci= bounds must have the value's shape"),
+    ({"tolerance": -1}, "tolerance= must be a finite number >= 0"),
+    ({"rel_tolerance": "5%"}, "rel_tolerance= must be a finite number >= 0"),
+    ({"better": "smaller"}, "better= must be 'lower' or 'higher'"),
+])
+def test_wrong_uncertainty_is_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        record_finding("x", 1.5, **kwargs)
+
+
+def test_read_findings_reads_v2_payloads_and_refuses_v2_keys_in_v1() -> None:
+    v2 = {"name": "p", "value": 2.0, "unit": "ms", "explain": None, "ci": [1.5, 2.5], "tolerance": 0.1,
+          "better": "higher"}
+    f = read_findings(_notebook({FINDING_MIME: v2}))["p"]
+    assert (f.ci, f.tolerance, f.better) == ([1.5, 2.5], 0.1, "higher")
+    with pytest.raises(ParseError, match=r"unexpected keys \['better', 'ci', 'tolerance'\] for a v1 finding"):
+        read_findings(_notebook({"application/vnd.workbench.finding.v1+json": v2}))
+    with pytest.raises(ParseError, match="better= must be 'lower' or 'higher'"):
+        read_findings(_notebook({FINDING_MIME: dict(v2, better="up")}))

@@ -53,7 +53,8 @@ def test_cli_report_runs_all_exits_nonzero_and_writes_index(tiny_notebooks: Path
     findings = json.loads((out / "findings.json").read_text())
     assert FINDINGS_JSON_VERSION == 1
     assert findings == {"version": 1,
-                        "findings": {"01_ok": {"double": 10, "label": "a"}, "02_fails": {"before_failure": 1}}}
+                        "findings": {"01_ok": {"double": 10, "label": "a"}, "02_fails": {"before_failure": 1}},
+                        "uncertainty": {}}  # none of these findings declares a CI, tolerance or direction
     index = (out / "index.html").read_text()
     assert "01_ok.html" in index and "02_fails.html" in index
     assert "asked to fail" in index and "papermill-error-cell" in index

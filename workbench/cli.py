@@ -1,4 +1,4 @@
-"""The ``workbench`` command: ``report``, ``list`` and ``lab <experiment>``."""
+"""The ``workbench`` command: ``report``, ``compare``, ``check``, ``list`` and ``lab <experiment>``."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from .errors import WorkbenchError
+from .errors import UsageError, WorkbenchError
 
 
 def _notebooks_dir(arg: str | None) -> Path:
@@ -31,20 +31,93 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_checks(path: str | None) -> tuple[list, str | None]:
+    """Rules of ``--check FILE``, else of ``./pyproject.toml [tool.workbench.checks]``, else none."""
+    from .report.checks import pyproject_checks, read_checks
+
+    if path:
+        return read_checks(path), path
+    found = pyproject_checks(".")
+    return (read_checks(found), f"{found} [tool.workbench.checks]") if found else ([], None)
+
+
+def _gate(results: list, checks: list, source: str | None, junit: str | None) -> int:
+    """Evaluate checks, print the ones that did not pass, write JUnit and the step summary; exit code."""
+    from .report.checks import checks_exit_code, evaluate_checks
+    from .report.junit import report_junit
+    from .report.summary import report_markdown, write_step_summary
+
+    outcomes = evaluate_checks(checks, results) if checks else []
+    for c in outcomes:
+        if c.outcome != "passed":
+            print(f"check {c.outcome.upper()}: {c.message}")
+    if checks:
+        n_pass = sum(c.outcome == "passed" for c in outcomes)
+        print(f"checks ({source}): {n_pass} passed, {sum(c.outcome == 'failed' for c in outcomes)} failed, "
+              f"{sum(c.outcome == 'error' for c in outcomes)} wrong (unknown notebook or finding)")
+    if junit:
+        print(f"junit: {report_junit(junit, results, outcomes)}")
+    write_step_summary(report_markdown(results, outcomes))
+    code = checks_exit_code(outcomes)
+    if code == 2:
+        print("workbench: a check names a notebook or finding this report does not have (exit 2)", file=sys.stderr)
+        return 2
+    return 1 if code or any(r.status != "ok" for r in results) else 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import discover, run_report, select
+    from .report.checks import validate_checks
 
     folder = _notebooks_dir(args.notebooks)
     notebooks = select(discover(folder), args.names)
     if not notebooks:
         print(f"workbench report: no notebooks (*.ipynb) in {folder}", file=sys.stderr)
         return 2
+    checks, source = _load_checks(args.check)
+    validate_checks(checks, [nb.stem for nb in notebooks])  # a wrong rule stops before anything runs
     overrides = {name: value for name, value in (args.param or [])}
     results = run_report(notebooks, overrides, out_dir=args.out, no_input=args.no_input,
                          jobs=args.jobs, timeout_s=args.timeout)
     failed = [r for r in results if r.status != "ok"]
     print(f"report: {Path(args.out) / 'index.html'} ({len(results) - len(failed)} ok, {len(failed)} failed)")
-    return 1 if failed else 0
+    return _gate(results, checks, source, args.junit)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .report.reading import read_report
+
+    report = read_report(args.report, "REPORT")
+    checks, source = _load_checks(args.check)
+    if not checks:
+        raise UsageError("no checks: pass --check FILE (TOML) or run where pyproject.toml has "
+                             "[tool.workbench.checks]")
+    results = list(report.notebooks.values())
+    failed = [r for r in results if r.status != "ok"]
+    print(f"report: {report.path} ({len(results) - len(failed)} ok, {len(failed)} failed)")
+    return _gate(results, checks, source, args.junit)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
+    from .report.compare import compare_reports, format_comparison
+    from .report.compare_page import write_compare_html
+    from .report.junit import compare_junit
+    from .report.summary import compare_markdown, write_step_summary
+
+    comp = compare_reports(args.base, args.new)
+    page = None
+    if not args.no_html:
+        page = write_compare_html(comp, args.html or comp.new.folder / "compare.html")
+    if args.junit:
+        compare_junit(args.junit, comp)
+    write_step_summary(compare_markdown(comp))
+    if args.json:
+        print(json.dumps(comp.to_json(), indent=2, allow_nan=False))
+    else:
+        print(format_comparison(comp, max_rows=args.max_rows, html_path=page))
+    return comp.exit_code
 
 
 def _labs() -> dict[str, ModuleType]:
@@ -76,7 +149,29 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
                    help="notebooks to run at once (default: up to 2)")
     p.add_argument("--timeout", type=float, default=1800.0, help="per-cell timeout, seconds")
     p.add_argument("--notebooks", help="folder of notebooks (default: the project's notebooks/)")
+    p.add_argument("--check", metavar="FILE",
+                   help="gate the findings with the rules of this TOML file (default: [tool.workbench.checks] "
+                        "of ./pyproject.toml, if any); a broken rule exits 1, a wrong one 2")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per notebook and per check")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="compare a report with a baseline: what moved beyond its noise",
+                       description="Compare the findings of two reports. Exit 0: nothing regressed; "
+                                   "1: something regressed; 2: usage error (missing folder, unreadable version).")
+    p.add_argument("base", metavar="BASE", help="baseline report folder (or its report.json)")
+    p.add_argument("new", metavar="NEW", help="new report folder (or its report.json)")
+    p.add_argument("--json", action="store_true", help="print versioned JSON (every finding) instead of the table")
+    p.add_argument("--html", metavar="FILE", help="write the HTML page here (default: NEW/compare.html)")
+    p.add_argument("--no-html", action="store_true", help="write no HTML page")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per finding")
+    p.add_argument("--max-rows", type=int, default=15, help="rows of the terminal table (default: 15)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("check", help="gate an existing report's findings with a check file")
+    p.add_argument("report", metavar="REPORT", help="report folder (or its report.json)")
+    p.add_argument("--check", metavar="FILE", help="TOML rules (default: [tool.workbench.checks] of ./pyproject.toml)")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per notebook and per check")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("list", help="list notebooks with their parameters, defaults and help")
     p.add_argument("names", nargs="*")
@@ -93,9 +188,11 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
-    0: done; 1: a notebook of the report failed; 2: an error the workbench
-    raises on purpose (an unknown notebook or parameter, a missing input, an
-    experiment that cannot run here), printed as one line on stderr.
+    0: done; 1: a notebook of the report failed, a check was broken, or
+    ``compare`` found a regression; 2: an error the workbench raises on purpose
+    (an unknown notebook, parameter or checked finding, a missing input or report,
+    a report version this workbench cannot read, an experiment that cannot run
+    here), printed as one line on stderr.
     """
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(with_labs=bool(argv) and argv[0] == "lab").parse_args(argv)

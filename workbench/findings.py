@@ -2,13 +2,26 @@
 
 ``record_finding("fit_slope", 1.07, unit="ms/ms", explain="...")`` shows the
 finding in the notebook and emits it as a display output with the MIME type
-:data:`FINDING_MIME` (``application/vnd.workbench.finding.v1+json``; the version
-is the payload's format: ``{"name", "value", "unit", "explain"}``). The executed
-notebook therefore carries its own findings: :func:`read_findings` gets them back
-from the ``.ipynb`` with no side file, which is how ``workbench report`` and the
-tests read a notebook's conclusions. Notebooks executed before the MIME type
-carried a version (``application/vnd.workbench.finding+json``, the same payload)
-read the same way.
+:data:`FINDING_MIME` (``application/vnd.workbench.finding.v2+json``; the version
+is the payload's format). The executed notebook therefore carries its own
+findings: :func:`read_findings` gets them back from the ``.ipynb`` with no side
+file, which is how ``workbench report`` and the tests read a notebook's conclusions.
+
+A finding may carry what a comparison between two runs needs
+(``workbench compare``):
+
+- ``ci=(low, high)`` — the confidence interval the notebook computed (same shape
+  as the value: two numbers for a number, two lists for a list, two dicts for a dict);
+- ``tolerance=`` / ``rel_tolerance=`` — for a value without a CI, the smallest
+  change that matters (absolute, in the finding's unit; or relative, 0.05 = 5 %);
+- ``better="lower"`` or ``"higher"`` — which way is an improvement (without it a
+  significant move is "changed", never "regressed").
+
+Payload versions: v2 is ``{"name", "value", "unit", "explain"}`` plus the optional
+``"ci"``, ``"tolerance"``, ``"rel_tolerance"``, ``"better"`` (left out when not
+given); v1 is the same without those four keys. Both read, as does the
+unversioned MIME type of notebooks executed before the type carried a version
+(``application/vnd.workbench.finding+json``, the v1 payload).
 """
 from __future__ import annotations
 
@@ -25,8 +38,8 @@ from .errors import ParseError, UsageError
 if TYPE_CHECKING:
     import nbformat
 
-#: version of the finding payload written by :func:`record_finding`
-FINDING_VERSION = 1
+#: version of the finding payload written by :func:`record_finding` (v1 and v2 are read)
+FINDING_VERSION = 2
 #: MIME type of the display output that carries a finding in a notebook
 FINDING_MIME = f"application/vnd.workbench.finding.v{FINDING_VERSION}+json"
 #: MIME type written before the payload carried a version (same payload as version 1)
@@ -34,17 +47,37 @@ LEGACY_FINDING_MIME = "application/vnd.workbench.finding+json"
 _MIME_RE = re.compile(r"application/vnd\.workbench\.finding(?:\.v(\d+))?\+json")
 
 
+#: payload keys of a v1 finding
+_V1_KEYS = ("name", "value", "unit", "explain")
+#: optional payload keys a v2 finding adds: what a comparison needs
+UNCERTAINTY_KEYS = ("ci", "tolerance", "rel_tolerance", "better")
+#: directions a finding may declare
+DIRECTIONS = ("lower", "higher")
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One recorded conclusion: its name, value, unit and a one-line explanation."""
+    """One recorded conclusion: name, value, unit, one-line explanation and, optionally,
+    its confidence interval ``ci`` (``[low, high]``), a ``tolerance`` / ``rel_tolerance``
+    and the direction ``better`` ("lower" or "higher") that makes a change "worse"."""
 
     name: str
     value: Any
     unit: str | None = None
     explain: str | None = None
+    ci: list[Any] | None = None
+    tolerance: float | None = None
+    rel_tolerance: float | None = None
+    better: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The payload: the four v1 keys always, the uncertainty keys only when set."""
+        d = asdict(self)
+        return {k: v for k, v in d.items() if k in _V1_KEYS or v is not None}
+
+    def uncertainty(self) -> dict[str, Any]:
+        """The uncertainty keys that are set (``{}`` for a finding that declares none)."""
+        return {k: getattr(self, k) for k in UNCERTAINTY_KEYS if getattr(self, k) is not None}
 
 
 def to_jsonable(value: Any) -> Any:
@@ -123,17 +156,99 @@ def format_value(value: Any, unit: str | None = None) -> str:
     return f"{text} {unit}" if unit else text
 
 
-def record_finding(name: str, value: Any, unit: str | None = None, explain: str | None = None) -> Finding:
+def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A value's scalars by path: ``{"": 1.5}`` for a scalar, ``{"[0]": …, "[1]": …}`` for a
+    list, ``{"[10]": …}`` for a dict keyed ``"10"`` (nested paths concatenate)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(leaves(v, f"{prefix}[{k}]"))
+        return out
+    if isinstance(value, list):
+        out = {}
+        for i, v in enumerate(value):
+            out.update(leaves(v, f"{prefix}[{i}]"))
+        return out
+    return {prefix: value}
+
+
+def is_number(v: Any) -> bool:
+    """A real number (bools are not numbers here)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _plain_number(v: Any) -> Any:
+    """A numpy scalar as its Python number; anything else as it is."""
+    item = getattr(v, "item", None)
+    return item() if callable(item) and getattr(v, "shape", None) == () else v
+
+
+def _check_uncertainty(name: str, value: Any, ci: Any, tolerance: Any, rel_tolerance: Any,
+                       better: Any) -> list[Any] | None:
+    """Validate the comparison keys of ``record_finding``; returns the CI as a JSON pair (or None)."""
+    where = f"record_finding({name!r}, ...)"
+    if better is not None and better not in DIRECTIONS:
+        raise UsageError(f"{where}: better= must be 'lower' or 'higher' (or left out), got {better!r}")
+    for key, raw in (("tolerance", tolerance), ("rel_tolerance", rel_tolerance)):
+        tol = _plain_number(raw)
+        if tol is not None and (not is_number(tol) or not math.isfinite(float(tol)) or float(tol) < 0):
+            raise UsageError(f"{where}: {key}= must be a finite number >= 0, got {tol!r}")
+    if ci is None:
+        return None
+    pair = to_jsonable(ci)
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise UsageError(f"{where}: ci= must be a pair (low, high), got {ci!r:.200}")
+    low, high = leaves(pair[0]), leaves(pair[1])
+    vals = leaves(value)
+    if set(low) != set(vals) or set(high) != set(vals):
+        raise UsageError(f"{where}: ci= bounds must have the value's shape (paths {sorted(vals)[:5]}), "
+                         f"got low {sorted(low)[:5]} and high {sorted(high)[:5]}")
+    for path in vals:
+        lo, hi = low[path], high[path]
+        if lo is None or hi is None:  # a bound that could not be computed (NaN): no CI for this element
+            continue
+        if not is_number(lo) or not is_number(hi) or lo > hi:
+            raise UsageError(f"{where}: ci{path} = ({lo!r}, {hi!r}) must be two numbers with low <= high")
+    return pair
+
+
+def describe_uncertainty(finding: Finding) -> str:
+    """``CI [1.02, 1.12], ±0.1, lower is better`` — the declared uncertainty as short text ('' if none)."""
+    parts = []
+    if finding.ci is not None:
+        parts.append(f"CI [{format_value(finding.ci[0])}, {format_value(finding.ci[1])}]")
+    if finding.tolerance is not None:
+        parts.append(f"tolerance ±{format_value(finding.tolerance, finding.unit)}")
+    if finding.rel_tolerance is not None:
+        parts.append(f"tolerance ±{finding.rel_tolerance:.4g}×")
+    if finding.better is not None:
+        parts.append(f"{finding.better} is better")
+    return ", ".join(parts)
+
+
+def record_finding(name: str, value: Any, unit: str | None = None, explain: str | None = None, *,
+                   ci: Any = None, tolerance: float | None = None, rel_tolerance: float | None = None,
+                   better: str | None = None) -> Finding:
     """Record a named finding: display it and embed it in the notebook's outputs.
 
     ``value`` must be JSON-serialisable after :func:`to_jsonable` (numbers,
     strings, bools, lists, dicts, numpy scalars/arrays, pandas Series).
-    Returns the :class:`Finding`. Outside IPython it only returns it.
+    ``ci=(low, high)`` is its confidence interval (bounds shaped like the value; a
+    NaN bound means none for that element); ``tolerance`` / ``rel_tolerance`` the
+    smallest change that matters for a value without a CI; ``better`` ("lower" or
+    "higher") which way is an improvement. Wrong ones raise
+    :class:`~workbench.errors.UsageError`. Returns the :class:`Finding`; outside
+    IPython it only returns it.
     """
     if not isinstance(name, str) or not name or not name.replace("_", "").isalnum():
         raise UsageError(f"record_finding(name=...): expected an identifier-like string (letters, digits, _), "
                          f"got {name!r}")
-    finding = Finding(name=name, value=to_jsonable(value), unit=unit, explain=explain)
+    json_value = to_jsonable(value)
+    pair = _check_uncertainty(name, json_value, ci, tolerance, rel_tolerance, better)
+    finding = Finding(name=name, value=json_value, unit=unit, explain=explain, ci=pair,
+                      tolerance=None if tolerance is None else float(_plain_number(tolerance)),
+                      rel_tolerance=None if rel_tolerance is None else float(_plain_number(rel_tolerance)),
+                      better=better)
     json.dumps(finding.to_json(), allow_nan=False)  # fail here, not in the report
     try:
         from IPython import get_ipython
@@ -143,6 +258,9 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
     if get_ipython() is None:
         return finding
     shown = format_value(finding.value, unit)
+    noise = describe_uncertainty(finding)
+    if noise:
+        shown = f"{shown} ({noise})"
     text = f"Finding {name} = {shown}" + (f" — {explain}" if explain else "")
     html_text = (
         '<div style="border-left:4px solid #3a7; padding:4px 10px; margin:4px 0; background:#f4fbf6">'
@@ -157,8 +275,8 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
 def read_findings(notebook: str | Path | nbformat.NotebookNode) -> dict[str, Finding]:
     """Read the findings embedded in an executed notebook (name → Finding; last one wins).
 
-    Reads the current MIME type (:data:`FINDING_MIME`) and the unversioned one of
-    notebooks executed before it (:data:`LEGACY_FINDING_MIME`). A finding of a
+    Reads the current MIME type (:data:`FINDING_MIME`, v2), v1 and the unversioned
+    one of notebooks executed before it (:data:`LEGACY_FINDING_MIME`). A finding of a
     newer format, or a payload that is not a finding, raises
     :class:`~workbench.errors.ParseError` naming the notebook and the cell.
     """
@@ -181,24 +299,35 @@ def read_findings(notebook: str | Path | nbformat.NotebookNode) -> dict[str, Fin
                 if version > FINDING_VERSION:
                     raise ParseError(source, None, mime, f"cell {index}: finding format v{version} is newer "
                                      f"than this workbench reads (up to v{FINDING_VERSION}); upgrade workbench")
-                finding = _finding_from(payload, source, index)
+                finding = finding_from_json(payload, source, f"cell {index}", version)
                 found[finding.name] = finding
     return found
 
 
-def _finding_from(payload: Any, source: str, cell_index: int) -> Finding:
-    """A :class:`Finding` from one output's payload (a dict, or its JSON text)."""
+def finding_from_json(payload: Any, source: str, where: str, version: int = FINDING_VERSION) -> Finding:
+    """A :class:`Finding` from its payload (a dict, or its JSON text) of this format version.
+
+    Anything else raises :class:`~workbench.errors.ParseError` naming ``source`` and ``where``
+    (the cell, or the notebook of a ``report.json``).
+    """
     text = payload if isinstance(payload, str) else repr(payload)
     if isinstance(payload, str):
         try:
             payload = json.loads(payload)
         except json.JSONDecodeError as exc:
-            raise ParseError(source, None, text, f"cell {cell_index}: a finding is not valid JSON ({exc})") from exc
+            raise ParseError(source, None, text, f"{where}: a finding is not valid JSON ({exc})") from exc
+    allowed = set(_V1_KEYS) | (set(UNCERTAINTY_KEYS) if version >= 2 else set())
     reason = None
     if not isinstance(payload, dict) or not isinstance(payload.get("name"), str) or "value" not in payload:
         reason = "expected an object with 'name' (text) and 'value'"
-    elif set(payload) - {"name", "value", "unit", "explain"}:
-        reason = f"unexpected keys {sorted(set(payload) - {'name', 'value', 'unit', 'explain'})}"
+    elif set(payload) - allowed:
+        reason = f"unexpected keys {sorted(set(payload) - allowed)} for a v{version} finding"
+    else:
+        try:
+            _check_uncertainty(payload["name"], payload["value"], payload.get("ci"), payload.get("tolerance"),
+                               payload.get("rel_tolerance"), payload.get("better"))
+        except UsageError as exc:
+            reason = str(exc)
     if reason is not None:
-        raise ParseError(source, None, text, f"cell {cell_index}: not a finding: {reason}")
+        raise ParseError(source, None, text, f"{where}: not a finding: {reason}")
     return Finding(**payload)

@@ -6,10 +6,18 @@
   ``findings.json`` and ``report.json`` (each with a ``"version"`` of its layout);
 - :mod:`workbench.report.results` — :class:`NotebookResult`, :class:`CellError`;
 - :mod:`workbench.report.notebooks` — a notebook's parameters cell, title and
-  hygiene (outputs stripped, kernelspec, documented parameters).
+  hygiene (outputs stripped, kernelspec, documented parameters);
+- :mod:`workbench.report.reading` — :func:`read_report`: a finished report back from ``report.json``;
+- :mod:`workbench.report.compare` — :func:`compare_reports`: verdicts between two reports
+  (``workbench compare``); :mod:`workbench.report.compare_page` its HTML page;
+- :mod:`workbench.report.checks` — gates on findings from a TOML check file (``--check``);
+- :mod:`workbench.report.junit` — JUnit XML; :mod:`workbench.report.summary` — Markdown
+  for ``$GITHUB_STEP_SUMMARY``.
 """
 from __future__ import annotations
 
+from .checks import Check, CheckResult, evaluate_checks, read_checks
+from .compare import COMPARE_JSON_VERSION, Change, Comparison, compare_reports
 from .html import ERROR_ANCHOR, FINDINGS_JSON_VERSION, REPORT_JSON_VERSION, render_html, write_index
 from .notebooks import (
     Parameter,
@@ -20,6 +28,7 @@ from .notebooks import (
     parse_parameters,
     read_parameters,
 )
+from .reading import RunReport, read_report
 from .results import CellError, NotebookResult
 from .runner import (
     discover,
@@ -30,7 +39,17 @@ from .runner import (
 )
 
 __all__ = [
+    "COMPARE_JSON_VERSION",
     "ERROR_ANCHOR",
+    "Change",
+    "Check",
+    "CheckResult",
+    "Comparison",
+    "RunReport",
+    "compare_reports",
+    "evaluate_checks",
+    "read_checks",
+    "read_report",
     "FINDINGS_JSON_VERSION",
     "REPORT_JSON_VERSION",
     "CellError",

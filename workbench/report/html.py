@@ -6,9 +6,17 @@ and ``report.json`` for a list of :class:`~workbench.report.runner.NotebookResul
 
 The two JSON files carry the version of their layout:
 
-- ``findings.json``: ``{"version": 1, "findings": {notebook: {finding name: value}}}``;
+- ``findings.json``: ``{"version": 1, "findings": {notebook: {finding name: value}},
+  "uncertainty": {notebook: {finding name: {"ci": [low, high], "tolerance": …,
+  "rel_tolerance": …, "better": "lower"|"higher"}}}}`` — ``uncertainty`` lists only
+  the findings that declare something, and only the keys they declare;
 - ``report.json``: ``{"version": 1, "notebooks": [NotebookResult.to_json(), ...]}``
-  (status, run time, parameters, findings with units and explanations, the error).
+  (status, run time, parameters, findings with units, explanations and the same
+  optional uncertainty keys, the error).
+
+A version changes when a reader of the previous one would misread the file;
+optional keys that older readers can ignore (``uncertainty``, a finding's ``ci`` …)
+leave it as it is.
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..findings import format_value
+from ..findings import describe_uncertainty, format_value
 
 if TYPE_CHECKING:
     from .results import NotebookResult
@@ -84,8 +92,11 @@ def page_info(name: str, title: str, status: str, started_s: float, seconds: flo
 def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
     """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
     findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
+    uncertainty = {r.name: {k: f.uncertainty() for k, f in r.findings.items() if f.uncertainty()} for r in results}
+    uncertainty = {k: v for k, v in uncertainty.items() if v}
     (out / "findings.json").write_text(
-        json.dumps({"version": FINDINGS_JSON_VERSION, "findings": findings}, indent=2, allow_nan=False) + "\n")
+        json.dumps({"version": FINDINGS_JSON_VERSION, "findings": findings, "uncertainty": uncertainty},
+                   indent=2, allow_nan=False) + "\n")
     (out / "report.json").write_text(
         json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results]},
                    indent=2, default=str) + "\n")
@@ -99,6 +110,7 @@ def write_index(results: list[NotebookResult], out: Path, no_input: bool = False
         fnd = "".join(
             f'<li title="{html.escape(f.explain or "")}"><code>{html.escape(k)}</code> = '
             f"<b>{html.escape(format_value(f.value, f.unit))}</b>"
+            + (f" <small>({html.escape(describe_uncertainty(f))})</small>" if describe_uncertainty(f) else "")
             + (f'<br><small>{html.escape(f.explain)}</small>' if f.explain else "") + "</li>"
             for k, f in r.findings.items())
         err = ""

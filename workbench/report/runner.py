@@ -231,4 +231,6 @@ def run_report(
 def _echo(r: NotebookResult) -> None:
     mark = "ok    " if r.status == "ok" else "FAILED"
     extra = "" if r.error is None else f"  {r.error.ename}: {r.error.evalue.splitlines()[0] if r.error.evalue else ''}"
-    print(f"{mark} {r.name}  {r.seconds:.1f} s  {len(r.findings)} findings{extra}", flush=True)
+    noisy = sum(f.ci is not None or f.tolerance is not None or f.rel_tolerance is not None for f in r.findings.values())
+    print(f"{mark} {r.name}  {r.seconds:.1f} s  {len(r.findings)} findings ({noisy} with a CI or tolerance){extra}",
+          flush=True)
