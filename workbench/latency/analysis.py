@@ -748,7 +748,7 @@ def nodelay_side(samples: pd.DataFrame, threshold_s: float, *, setting_column: s
     if "nodelay_client" not in state or "nodelay_server" not in state:
         missing = [NODELAY_SIDES[s] for s in ("nodelay_client", "nodelay_server") if s not in state]
         caveats += (f"not measured: TCP_NODELAY on {' and on '.join(missing)} alone",)
-    return NodelayDecision(question, verdict, because, {"state_by_setting": state, "rates_per_s": rates,
+    return NodelayDecision(question, verdict, because, {"side": side, "state_by_setting": state, "rates_per_s": rates,
                                                         "threshold_ms": threshold_s * 1e3},
                            caveats, side=side, table=table)
 

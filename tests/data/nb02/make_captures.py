@@ -1,4 +1,4 @@
-"""Make the notebook-02 test captures on loopback (bounded: under three minutes, every process stops).
+"""Make the notebook-02 test captures on loopback (bounded: under five minutes, every process stops).
 
 Run from the repository root:  .venv/bin/python tests/data/nb02/make_captures.py [open_loop|hey|lockstep]
 
@@ -7,7 +7,7 @@ Run from the repository root:  .venv/bin/python tests/data/nb02/make_captures.py
 - hey/nagle/rate_<R>.csv    ``hey -o csv`` runs against a small HTTP server that writes each reply as
                             two send() calls (header, body); one file per rate; Nagle on the server.
 - hey/nodelay_server/…      the same with TCP_NODELAY on the server socket.
-- lockstep/sweep.csv        closed-loop (one request in flight per connection) sweep at 5/10/20/100
+- lockstep/sweep.csv        closed-loop (one request in flight per connection) sweep at 5/10/20/50
                             req/s, Nagle on both sides; columns ``ts_ms,latency_us,target_rps``.
 - lockstep/nodelay_client.csv, lockstep/nodelay_both.csv  the same sweep with TCP_NODELAY on the
                             client only, on both sides.
@@ -23,7 +23,7 @@ import threading
 import time
 from pathlib import Path
 
-from workbench.lab.nagle import load_run, ping_run, serve
+from workbench.lab.nagle import load_run, ping_run, realtime_priority, serve
 
 HERE = Path(__file__).resolve().parent
 
@@ -105,21 +105,23 @@ def lockstep() -> None:
     out.mkdir(exist_ok=True)
     runs = {"sweep.csv": ((), ()), "nodelay_client.csv": (("TCP_NODELAY",), ()),
             "nodelay_both.csv": (("TCP_NODELAY",), ("TCP_NODELAY",))}
-    for name, (client, server) in runs.items():
-        with serve(options=server) as srv, (out / name).open("w", newline="") as fh:
+    # client and server under SCHED_FIFO (when permitted) so a busy machine adds few scheduling delays
+    with realtime_priority():
+        for name, (client, server) in runs.items():
+            with serve(options=server, realtime=True) as srv, (out / name).open("w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(["ts_ms", "latency_us", "target_rps"])
+                for rate in (5, 10, 20, 50):
+                    f = load_run(srv.host, srv.port, rate, duration_s=12.0, max_requests=200, connections=1,
+                                 mode="lockstep", options=client)
+                    for ts, lat in zip(f["timestamp_s"], f["latency_s"], strict=True):
+                        w.writerow([f"{ts * 1e3:.3f}", "" if lat != lat else f"{lat * 1e6:.0f}", rate])
+        with serve(realtime=True) as srv, (out / "ping.csv").open("w", newline="") as fh:
+            f = ping_run(srv.host, srv.port, count=150, interval_s=0.01)
             w = csv.writer(fh)
-            w.writerow(["ts_ms", "latency_us", "target_rps"])
-            for rate in (5, 10, 20, 100):
-                f = load_run(srv.host, srv.port, rate, duration_s=8.0, max_requests=200, connections=1,
-                             mode="lockstep", options=client)
-                for ts, lat in zip(f["timestamp_s"], f["latency_s"], strict=True):
-                    w.writerow([f"{ts * 1e3:.3f}", "" if lat != lat else f"{lat * 1e6:.0f}", rate])
-    with serve() as srv, (out / "ping.csv").open("w", newline="") as fh:
-        f = ping_run(srv.host, srv.port, count=150, interval_s=0.01)
-        w = csv.writer(fh)
-        w.writerow(["timestamp_s", "latency_ms"])
-        for ts, lat in zip(f["timestamp_s"], f["latency_s"], strict=True):
-            w.writerow([f"{ts:.6f}", f"{lat * 1e3:.4f}"])
+            w.writerow(["timestamp_s", "latency_ms"])
+            for ts, lat in zip(f["timestamp_s"], f["latency_s"], strict=True):
+                w.writerow([f"{ts:.6f}", f"{lat * 1e3:.4f}"])
 
 
 if __name__ == "__main__":
