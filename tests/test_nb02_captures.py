@@ -71,3 +71,31 @@ def test_hey_folder_per_rate_with_nodelay_on_the_server(tmp_path: Path) -> None:
     for name in ("work_ruled_out", "path_is_fast", "bisection"):
         assert f[name] is None
     assert "Nagle" in text and "bundled" not in text
+
+
+@pytest.mark.slow
+def test_lockstep_client_with_nodelay_runs_and_pings(tmp_path: Path) -> None:
+    f, text = _run(tmp_path, {"sweep_path": f"{DATA}/lockstep/sweep.csv",
+                              "nodelay_client_path": f"{DATA}/lockstep/nodelay_client.csv",
+                              "nodelay_both_path": f"{DATA}/lockstep/nodelay_both.csv",
+                              "ping_path": f"{DATA}/lockstep/ping.csv"})
+    assert "from column target\\_rps" in text
+    # one request in flight behind 44–88 ms stalls: 20 and 50 req/s queue up and are not sustained
+    assert f["highest_sustained_rate"] == 10
+    assert f["p99_ms_by_rate"]["20"] > 1000
+    # every request stalls at 5/s (once) and 10/s (twice): the tail grows with the rate, not against it
+    assert f["tail_worse_at_low_rate"]["verdict"] == "no"
+    assert f["slow_per_s_at_low_rate"]["verdict"] == "no"
+    # no fast mode of their own: steps are counted from the nodelay runs' base latency at the same rate
+    q = f["delayed_ack_quantum"]
+    assert q["verdict"] == "yes" and 40 <= f["quantum_ms"] <= 50
+    assert set(q["evidence"]["quantum_ms_by_group"]) == {"default 5", "default 10"}
+    side = f["nodelay_side"]
+    assert side["verdict"] == "yes" and side["evidence"]["side"] == "both"
+    assert side["evidence"]["state_by_setting"]["nodelay_client"] == "fails"
+    assert "not measured: TCP_NODELAY on the server alone" in side["caveats"]
+    assert f["path_is_fast"]["verdict"] == "yes" and f["ping_p99_ms"] < 10
+    assert f["nodelay_speedup_p50_lowest_rate"] > 10
+    assert f["work_ruled_out"] is None and f["bisection"] is None
+    assert f["nagle_explains_it"] is True
+    assert "the tail is not shown to be worse at the lowest rate" in text

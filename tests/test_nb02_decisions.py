@@ -104,7 +104,7 @@ def test_quantum_yes_per_group_and_never_pooled_across_disagreeing_groups() -> N
     assert d.verdict == "yes" and d.quantum_s is not None and abs(d.quantum_s - 0.04) < 0.004
     t = d.table.set_index("rate_per_s")
     assert bool(t.loc[10, "delayed_ack"]) and not bool(t.loc[1000, "delayed_ack"]) and t.loc[1000, "n_modes"] == 1
-    mixed = delayed_ack_quantum(_frame(_run(10, _stalled(400, 0.3)), _run(20, _stalled(400, 0.3, step_s=0.2))))
+    mixed = delayed_ack_quantum(_frame(_run(10, _stalled(400, 0.3)), _run(20, _stalled(400, 0.3, step_s=0.06))))
     assert mixed.verdict == "yes" and mixed.quantum_s is None and "no common one" in mixed.caveats[0]
 
 
@@ -257,3 +257,20 @@ def test_lab_phases_split_a_lab_capture() -> None:
     parts = lab_phases(f)
     assert set(parts) == {"sweep", "nodelay_both", "ping"} and len(parts["sweep"]) == 20
     assert lab_phases(f.drop(columns="phase")) == {}
+
+
+def test_quantum_counts_steps_from_the_base_at_the_same_rate_when_every_request_stalls() -> None:
+    # every default-socket request stalls once (5/s) or twice (10/s): no fast mode of its own
+    one = _stalled(200, 1.0) + np.where(RNG.random(200) < 0.3, 0.004, 0.0)
+    two = _stalled(200, 1.0, step_s=0.08)
+    f = _frame(_run(5, one, setting="default"), _run(10, two, setting="default"),
+               _run(5, _fast(200), setting="nodelay_both"), _run(10, _fast(200), setting="nodelay_both"))
+    own = delayed_ack_quantum(f, by=["setting", "rate_per_s"])
+    assert own.verdict == "no"  # counted from their own first mode, the stalled groups show no 40 ms step
+    based = delayed_ack_quantum(f, by=["setting", "rate_per_s"], base_by="rate_per_s")
+    assert based.verdict == "yes" and "fastest mode at the same rate_per_s" in based.because
+    t = based.table.set_index(["setting", "rate_per_s"])
+    assert t.loc[("default", 10.0), "quantum_ms"] == pytest.approx(80, rel=0.1)
+    assert t.loc[("default", 10.0), "base_ms"] == pytest.approx(1.0, abs=0.3)
+    # 40 and 80 ms are multiples of one step: the common quantum is that step
+    assert based.quantum_s == pytest.approx(0.04, rel=0.1)

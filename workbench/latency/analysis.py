@@ -605,46 +605,77 @@ class QuantumDecision(Decision):
 
 
 def delayed_ack_quantum(samples: pd.DataFrame, by: str | Sequence[str] = "rate_per_s", *,
-                        range_s: tuple[float, float] = (0.03, 0.25), min_samples: int = 50,
-                        agree: float = 0.15) -> QuantumDecision:
+                        base_by: str | None = None, range_s: tuple[float, float] = (0.03, 0.25),
+                        min_samples: int = 50, agree: float = 0.15) -> QuantumDecision:
     """Do latencies sit on steps of a delayed-ACK timer (Linux ≥ 40 ms, at most 200 ms)? (yes / no / inconclusive)
 
     :func:`~workbench.stats.find_modes` and :func:`~workbench.stats.find_quantum`
     run on each group of ``by`` (rate, socket setting) separately, never on the
-    pooled samples: a quantum is a property of one condition. **yes**: at least
-    one group with ``min_samples`` answered requests has a quantum inside
-    ``range_s``; **no**: every group has enough samples and none does;
-    **inconclusive**: no group has enough samples. ``quantum_s``: the median of
-    the in-range quanta when they agree within ``agree`` (relative), else None.
-    ``table``: the ``by`` columns, ``n``, ``n_modes``, ``modes_ms`` (text),
-    ``quantum_ms`` (NaN if none) and ``delayed_ack`` (in range).
+    pooled samples: a quantum is a property of one condition. Steps are counted
+    from the group's fastest mode; with ``base_by`` (e.g. the rate column) from
+    the fastest mode of any group sharing that value when it is faster by at
+    least ``range_s[0]`` (a setting where *every* request stalls has no base
+    mode of its own: its steps are counted from the latency the same rate has
+    without the stall). **yes**: at least one group with ``min_samples``
+    answered requests has a quantum inside ``range_s``; **no**: every group has
+    enough samples and none does; **inconclusive**: no group has enough samples.
+    ``quantum_s``: the smallest in-range quantum when every in-range quantum
+    lies within ``agree`` × that quantum of one of its integer multiples, else
+    None. ``table``: the ``by`` columns, ``n``, ``n_modes``, ``modes_ms``
+    (text), ``base_ms`` (where steps are counted from), ``quantum_ms`` (NaN if
+    none), ``delayed_ack`` (in range) and ``enough``.
     """
     keys = _keys(by)
-    requires(samples, "latency_s", *keys, kind="samples")
-    rows = []
+    requires(samples, "latency_s", *keys, *([base_by] if base_by else []), kind="samples")
+    found: list[tuple[dict[str, Any], np.ndarray, tuple[Mode, ...]]] = []
     for key, sub in _groups(samples, keys):
         lat = sub["latency_s"].to_numpy(dtype="float64")
         lat = lat[np.isfinite(lat)]
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
         row["n"] = int(lat.size)
+        modes = latency_modes(lat) if lat.size >= min_samples else ()
+        found.append((row, lat, modes))
+    # the fastest mode per base_by value, with the samples inside it
+    bases: dict[Any, tuple[Mode, np.ndarray]] = {}
+    if base_by is not None:
+        at = keys.index(base_by) if base_by in keys else None
+        for row, lat, modes in found:
+            if not modes or at is None:
+                continue
+            v = row[base_by]
+            m = modes[0]
+            if v not in bases or m.location < bases[v][0].location:
+                bases[v] = (m, lat[(lat >= m.low) & (lat <= m.high)])
+    rows = []
+    for row, lat, modes in found:
         if lat.size < min_samples:
-            row.update(n_modes=0, modes_ms="", quantum_ms=math.nan, delayed_ack=False, enough=False)
+            row.update(n_modes=0, modes_ms="", base_ms=math.nan, quantum_ms=math.nan, delayed_ack=False, enough=False)
+            rows.append(row)
+            continue
+        base = bases.get(row[base_by]) if base_by is not None else None
+        if base is not None and modes[0].location - base[0].location >= range_s[0]:
+            qv = find_quantum(np.concatenate([lat, base[1]]), modes=(base[0], *modes))
+            origin = base[0].location
         else:
-            modes = latency_modes(lat)
             qv = find_quantum(lat, modes=modes) if len(modes) >= 2 else None
-            row.update(n_modes=len(modes), modes_ms=", ".join(f"{m.location * 1e3:.3g} ({m.count})" for m in modes),
-                       quantum_ms=math.nan if qv is None else qv * 1e3,
-                       delayed_ack=bool(qv is not None and range_s[0] <= qv <= range_s[1]), enough=True)
+            origin = modes[0].location
+        row.update(n_modes=len(modes), modes_ms=", ".join(f"{m.location * 1e3:.3g} ({m.count})" for m in modes),
+                   base_ms=origin * 1e3, quantum_ms=math.nan if qv is None else qv * 1e3,
+                   delayed_ack=bool(qv is not None and range_s[0] <= qv <= range_s[1]), enough=True)
         rows.append(row)
-    table = pd.DataFrame(rows, columns=[*keys, "n", "n_modes", "modes_ms", "quantum_ms", "delayed_ack", "enough"])
+    table = pd.DataFrame(rows, columns=[*keys, "n", "n_modes", "modes_ms", "base_ms", "quantum_ms", "delayed_ack",
+                                        "enough"])
     question = "Do the latencies sit on steps of a delayed-ACK timer?"
     enough = table[table["enough"]]
     hits = table[table["delayed_ack"]]
     label = ", ".join(keys)
     quanta = hits["quantum_ms"].to_numpy(dtype="float64") / 1e3
     common = None
-    if quanta.size and (quanta.max() - quanta.min()) <= agree * float(np.median(quanta)):
-        common = float(np.median(quanta))
+    if quanta.size:
+        q0 = float(quanta.min())
+        mult = np.maximum(1, np.round(quanta / q0))
+        if np.all(np.abs(quanta - mult * q0) <= agree * q0):
+            common = float(np.sum(mult * quanta) / np.sum(mult * mult))
     others = enough[~enough["delayed_ack"] & enough["quantum_ms"].notna()]
     evidence = {"groups": len(table), "groups_with_enough_samples": len(enough), "groups_with_quantum": len(hits),
                 "quantum_ms_by_group": {" ".join(f"{v:g}" if isinstance(v, float) else str(v)
@@ -653,7 +684,8 @@ def delayed_ack_quantum(samples: pd.DataFrame, by: str | Sequence[str] = "rate_p
                 "range_ms": [range_s[0] * 1e3, range_s[1] * 1e3]}
     caveats = []
     if quanta.size and common is None:
-        caveats.append(f"the groups' quanta differ ({', '.join(f'{x * 1e3:.3g} ms' for x in quanta)}): no common one")
+        caveats.append(f"the groups' quanta differ ({', '.join(f'{x * 1e3:.3g} ms' for x in quanta)}) and are not multiples of "
+                       "one step: no common one")
     if len(others):
         caveats.append(f"{len(others)} group(s) show a spacing outside the delayed-ACK range "
                        f"({', '.join(f'{x:.3g} ms' for x in others['quantum_ms'])})")
@@ -664,7 +696,8 @@ def delayed_ack_quantum(samples: pd.DataFrame, by: str | Sequence[str] = "rate_p
                because_yes=(f"{len(hits)} of {len(enough)} group(s) by {label} have modes on steps of "
                             + (f"{common * 1e3:.3g} ms" if common is not None else
                                ", ".join(f"{x * 1e3:.3g} ms" for x in quanta))
-                            + f", inside the delayed-ACK range {range_s[0] * 1e3:g}–{range_s[1] * 1e3:g} ms"),
+                            + f", inside the delayed-ACK range {range_s[0] * 1e3:g}–{range_s[1] * 1e3:g} ms"
+                            + (f" (steps counted from the fastest mode at the same {base_by})" if base_by else "")),
                because_no=(f"none of the {len(enough)} group(s) by {label} has modes on steps inside "
                            f"{range_s[0] * 1e3:g}–{range_s[1] * 1e3:g} ms"),
                because_inconclusive=(f"{len(enough)} of {len(table)} group(s) by {label} have {min_samples} "
