@@ -31,7 +31,15 @@ import pandas as pd
 
 from ..errors import InputNotFoundError, SchemaError, UsageError
 from ..schema import requires
-from ..stats import Mode, compare, find_modes, find_quantum, holm_adjust, kde_bandwidth, percentile_cis
+from ..stats import (
+    Mode,
+    compare,
+    find_modes,
+    find_quantum,
+    holm_adjust,
+    kde_bandwidth,
+    percentile_cis,
+)
 from ..verdicts import Decision, Verdict, decide
 
 __all__ = [
@@ -553,18 +561,19 @@ def slow_per_second_at_low_rate(samples: pd.DataFrame, threshold_s: float, *, ra
         return Decision(question, "inconclusive",
                         f"needs two rates with timed requests; this sweep has {len(use)} usable",
                         {"rates_per_s": present})
-    ot = ot.set_index(rate_column)
+    rate_of = [float(x) for x in ot[rate_column]]
+    k = dict(zip(rate_of, (int(x) for x in ot["n_over"]), strict=True))
+    t = dict(zip(rate_of, (float(x) for x in ot["duration_s"]), strict=True))
+    per_s = dict(zip(rate_of, (float(x) for x in ot["over_per_s"]), strict=True))
     high = use[-1]
     lower = use[:-1]
-    k_h, t_h = int(ot.loc[high, "n_over"]), float(ot.loc[high, "duration_s"])
-    k = {r: int(ot.loc[r, "n_over"]) for r in use}
-    t = {r: float(ot.loc[r, "duration_s"]) for r in use}
+    k_h, t_h = k[high], t[high]
     p_more = holm_adjust([_poisson_p(k[r], t[r], k_h, t_h) for r in lower])
     p_fewer = holm_adjust([_poisson_p(k_h, t_h, k[r], t[r]) for r in lower])
     more = [r for r, p in zip(lower, p_more, strict=True) if p < alpha]
-    most = float(ot["over_per_s"].idxmax())
+    most = max(use, key=lambda r: per_s[r])
     evidence = {"threshold_ms": threshold_s * 1e3, "high_rate_per_s": high,
-                "over_per_s_by_rate": {f"{r:g}": float(ot.loc[r, "over_per_s"]) for r in use},
+                "over_per_s_by_rate": {f"{r:g}": per_s[r] for r in use},
                 "n_over_by_rate": {f"{r:g}": k[r] for r in use},
                 "duration_s_by_rate": {f"{r:g}": t[r] for r in use},
                 "most_over_rate_per_s": most, "more_than_highest": more,
@@ -580,7 +589,7 @@ def slow_per_second_at_low_rate(samples: pd.DataFrame, threshold_s: float, *, ra
                   because_no=(f"{head}, significantly more than at each of the {len(lower)} lower rates "
                               "(Holm-corrected): more load, more slow requests per second"),
                   because_inconclusive=(f"{head}; the most per second come at {_rate(most)} "
-                                        f"({float(ot.loc[most, 'over_per_s']):.3g}/s), but no lower rate has "
+                                        f"({per_s[most]:.3g}/s), but no lower rate has "
                                         "significantly more after correcting for the comparisons, nor the highest "
                                         "more than all of them"),
                   evidence=evidence)
@@ -744,7 +753,8 @@ def nodelay_side(samples: pd.DataFrame, threshold_s: float, *, setting_column: s
         (c,) = percentile_cis(lat, (q,), n_resamples=n_resamples, seed=seed)
         unanswered = bool((~np.isfinite(lat)).any())
         holds: float = (0.0 if (c.low > threshold_s or unanswered) else 1.0 if c.high <= threshold_s else math.nan)
-        rows.append({"setting": str(setting), "rate_per_s": float(rate), "n": int(np.isfinite(lat).sum()),
+        rows.append({"setting": str(setting), "rate_per_s": float(cast("float", rate)),
+                     "n": int(np.isfinite(lat).sum()),
                      f"p{q:g}_ms": c.value * 1e3, f"p{q:g}_low_ms": c.low * 1e3, f"p{q:g}_high_ms": c.high * 1e3,
                      "holds": holds})
     table = pd.DataFrame(rows, columns=["setting", "rate_per_s", "n", f"p{q:g}_ms", f"p{q:g}_low_ms",
