@@ -99,3 +99,13 @@ def test_lockstep_client_with_nodelay_runs_and_pings(tmp_path: Path) -> None:
     assert f["work_ruled_out"] is None and f["bisection"] is None
     assert f["nagle_explains_it"] is True
     assert "the tail is not shown to be worse at the lowest rate" in text
+
+
+@pytest.mark.slow
+def test_pings_alone_run_their_section_and_skip_the_rest(tmp_path: Path) -> None:
+    f, text = _run(tmp_path, {"sweep_path": "", "ping_path": f"{DATA}/lockstep/ping.csv"})
+    assert f["path_is_fast"]["verdict"] == "yes"
+    for name in ("p99_ms_by_rate", "tail_worse_at_low_rate", "quantum_ms", "nodelay_side", "bisection"):
+        assert f[name] is None, name
+    assert "1. The symptom — skipped: needs sweep\\_path" in text and "Without a rate sweep:" in text
+    assert f["nagle_explains_it"] is None
