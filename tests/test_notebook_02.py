@@ -19,7 +19,11 @@ def _run(tmp_path: Path, params: dict | None = None) -> dict:
 
 
 def _check(f: dict, nodelay_max_ms: float = 5.0) -> None:
-    assert f["quantum_ms"] is not None and abs(f["quantum_ms"] - 40.0) <= 5.0
+    # a delayed-ACK step: Linux's 40 ms minimum plus timer granularity, found per rate and setting
+    assert f["quantum_ms"] is not None and 35.0 <= f["quantum_ms"] <= 60.0
+    assert f["delayed_ack_quantum"]["verdict"] == "yes"
+    assert f["tail_worse_at_low_rate"]["verdict"] == "yes"
+    assert f["nagle_explains_it"] is True
     p99 = {float(k): v for k, v in f["p99_ms_by_rate"].items()}
     lowest, top = min(p99), f["highest_sustained_rate"]
     assert top in p99 and top > lowest
@@ -32,7 +36,7 @@ def _check(f: dict, nodelay_max_ms: float = 5.0) -> None:
     assert over[lowest] >= 0.8 * lowest  # at the lowest rate (nearly) every request is over 10 ms
     nd = f["nodelay_p99_ms"]
     assert nd and all(v < nodelay_max_ms for v in nd.values()), nd
-    assert f["culprit_option"] == "TCP_NODELAY"
+    assert f["culprit_option"] == "TCP_NODELAY" and f["bisection"]["verdict"] == "yes"
     assert f["ping_p99_ms"] < 10.0
 
 
@@ -42,6 +46,16 @@ def test_notebook_02_bundled_capture(tmp_path: Path) -> None:
     _check(f)
     assert "TCP_NODELAY" in f["sufficient_alone"]
     assert f["nodelay_speedup_p50_lowest_rate"] > 10
+    # measured on the bundled capture: only both sides keep p99 under 10 ms at every rate
+    assert f["nodelay_side"]["verdict"] == "yes" and "only TCP_NODELAY on both sides" in f["nodelay_side"]["because"]
+    assert f["path_is_fast"]["verdict"] == "yes" and f["work_ruled_out"]["verdict"] == "yes"
+    # the most slow requests per second come at 200/s (200/s against 18.7/s at 5000/s): less load, more slow
+    # requests per second, Holm-corrected over the ten lower rates
+    slow = f["slow_per_s_at_low_rate"]
+    assert slow["verdict"] == "yes" and slow["evidence"]["most_over_rate_per_s"] == 200
+    assert 200 in slow["evidence"]["more_than_highest"]
+    text = (tmp_path / "02_low_qps_nagle.ipynb").read_text()
+    assert "the bundled rate sweep" in text
 
 
 @pytest.mark.slow
