@@ -155,3 +155,8 @@ def test_probe_phase_bytes_per_advice() -> None:
     assert got["normal"] == 8192 and got["random"] == 4096 and math.isnan(got["sequential"])
     with pytest.raises(UsageError, match="start_ts and end_ts"):
         A.probe_phase_bytes(s, {"x": {}}, A.parse_counter("pid_io:self/read_bytes"))
+
+
+def test_which_amplifies_inconclusive_when_nothing_was_pulled() -> None:
+    d = A.which_amplifies(_reads({"normal": (0, 0, 20), "random": (0, 0, 20)}))
+    assert d.verdict == "inconclusive" and "no read in any advice group pulled a page" in d.because

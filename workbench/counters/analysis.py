@@ -162,16 +162,17 @@ def amplification(fetched_bytes: float, requested_bytes: float, read_ops: float,
 # --- ratios ----------------------------------------------------------------------------------
 
 def read_write_totals(snapshot: pd.DataFrame, anchor: Anchor = CEPHFS_READ_ANCHOR,
-                      write_item: str = "write") -> pd.DataFrame:
+                      write_item: str = "write", write: Anchor | None = None) -> pd.DataFrame:
     """Cumulative bytes read and written per host from one reading per counter (see :func:`latest`).
 
-    Returns columns host, read_bytes, write_bytes, read_write_ratio; the last row, host
-    ``'all'``, sums the hosts.
+    Reads are the ``anchor`` counter; writes are ``write`` when given, else the anchor's counter
+    on item ``write_item``. Returns columns host, read_bytes, write_bytes, read_write_ratio
+    (NaN where nothing was written); the last row, host ``'all'``, sums the hosts.
     """
     requires(snapshot, "host", "source", "item", "counter", "value")
-    sel = snapshot[(snapshot["source"] == anchor.source) & (snapshot["counter"] == anchor.counter)]
-    r = sel[sel["item"] == anchor.item].groupby("host")["value"].sum()
-    w = sel[sel["item"] == write_item].groupby("host")["value"].sum()
+    w_spec = write or Anchor(anchor.source, write_item, anchor.counter, anchor.unit, "write side")
+    r = _select(snapshot, source=anchor.source, item=anchor.item, counter=anchor.counter).groupby("host")["value"].sum()
+    w = _select(snapshot, source=w_spec.source, item=w_spec.item, counter=w_spec.counter).groupby("host")["value"].sum()
     df = pd.DataFrame({"read_bytes": r, "write_bytes": w}).fillna(0.0)
     df.loc["all"] = df.sum()
     df["read_write_ratio"] = df["read_bytes"] / df["write_bytes"].where(df["write_bytes"] > 0)
@@ -445,8 +446,19 @@ def parse_counter(spec: str, *, param: str = "counter") -> Anchor:
     if not (sep and slash and source and counter):
         raise UsageError(f"{param}={spec!r}: expected source:item/counter, e.g. diskstats:sda/read_bytes, "
                          "cephfs_metrics:read/total_sz_bytes, net_dev:eth1/rx_bytes or vmstat:/pgpgin")
-    return Anchor(source.strip(), item.strip(), counter.strip(), "bytes",
-                  why=f"declared by the user: counter {counter.strip()!r} of {source.strip()} {item.strip() or '(no item)'}")
+    src, it, ctr = source.strip(), item.strip(), counter.strip()
+    why = _ANCHOR_WHY.get((src, ctr)) or f"declared by the user: counter {ctr!r} of {src} {it or '(no item)'}"
+    return Anchor(src, it, ctr, "bytes", why=why)
+
+
+_ANCHOR_WHY = {
+    ("cephfs_metrics", "total_sz_bytes"): CEPHFS_READ_ANCHOR.why,
+    ("diskstats", "read_bytes"): "bytes the block device completed reading (sectors × 512): below the page cache, "
+                                 "only what came from the device",
+    ("pid_io", "read_bytes"): "bytes this process caused to be fetched from storage (/proc/<pid>/io): immune to "
+                              "other tenants and to page-cache hits",
+    ("net_dev", "rx_bytes"): "bytes the interface received: every byte on the wire, whoever asked for it",
+}
 
 
 def parse_counters(specs: str, *, param: str = "counters") -> list[Anchor]:
@@ -606,8 +618,8 @@ def which_amplifies(reads: pd.DataFrame, by: str = "advice", *, confidence: floa
     Per group, Σ pulled ÷ Σ requested bytes with an interval Bonferroni-adjusted for the
     k(k−1)/2 pairs (see :func:`group_amplification`). yes: the highest and the lowest groups'
     intervals are disjoint (evidence ``most``, ``least``); no: every interval lies within
-    ± ``same_within`` of the pooled amplification; inconclusive otherwise, or when fewer than two
-    groups have ``min_reads`` reads. Evidence also holds ``groups`` (name → amplification, low,
+    ± ``same_within`` of the pooled amplification; inconclusive otherwise, when fewer than two
+    groups have ``min_reads`` reads, or when no read pulled anything. Evidence also holds ``groups`` (name → amplification, low,
     high, reads) and ``pooled_amplification``.
     """
     from ..readable import times
@@ -636,6 +648,10 @@ def which_amplifies(reads: pd.DataFrame, by: str = "advice", *, confidence: floa
     a, b = groups[hi_g], groups[lo_g]
     pooled = float(sub["pulled_bytes"].sum() / sub["request_bytes"].sum())
     ev["pooled_amplification"] = pooled
+    if not sub["pulled_bytes"].gt(0).any():
+        return Decision(question, "inconclusive",
+                        f"no read in any {by} group pulled a page into the cache, so the data cannot show which "
+                        "amplifies (the files stayed in memory, e.g. tmpfs, or were never dropped).", ev)
     from ..verdicts import intervals_disjoint as _disjoint
 
     disjoint = _disjoint((a["low"], a["high"]), (b["low"], b["high"]))
@@ -763,3 +779,52 @@ def probe_phase_bytes(counters: pd.DataFrame, phases: dict[str, dict], spec: Anc
         out[str(advice)] = scale * increase(win, source=spec.source, item=spec.item, counter=spec.counter,
                                             start=float(win["timestamp"].min()), end=float(win["timestamp"].max()))
     return pd.Series(out, name="bytes", dtype="float64")
+
+
+def common_window(series: pd.DataFrame, spec: Anchor) -> tuple[float, float]:
+    """The window every host's readings of ``spec`` cover: (latest first reading, earliest last reading).
+
+    Raises :class:`~workbench.errors.UsageError` when no host has two readings or the hosts do not overlap.
+    """
+    requires(series, *COLUMNS)
+    sel = _select(series, source=spec.source, item=spec.item, counter=spec.counter)
+    sel = sel[sel["timestamp"].notna()]
+    span = sel.groupby("host")["timestamp"].agg(["min", "max"])
+    span = span[span["max"] > span["min"]]
+    if span.empty:
+        raise UsageError(f"counter {spec.label!r}: no host has two timestamped readings; expected a series of "
+                         "snapshots")
+    t0, t1 = float(span["min"].max()), float(span["max"].min())
+    if not t1 > t0:
+        raise UsageError(f"counter {spec.label!r}: the hosts' readings do not overlap in time "
+                         f"({span['min'].max()} > {span['max'].min()}); expected snapshots over one window")
+    return t0, t1
+
+
+def instrument_bytes(frame: pd.DataFrame | None, spec: Anchor, *, start: float, end: float,
+                     host: str | None = None, page_bytes: int = 4096) -> tuple[float, str]:
+    """Bytes ``spec`` counted in the window, or (NaN, why not) when absent, not bytes, or not covering it."""
+    if frame is None:
+        return math.nan, f"{spec.label}: its input is absent"
+    try:
+        return increase_bytes(frame, spec, start=start, end=end, host=host, page_bytes=page_bytes), ""
+    except UsageError as exc:
+        return math.nan, str(exc)
+
+
+def parse_categories(text: str, *, param: str = "path_categories") -> dict[str, str]:
+    """``"name=regex;name=regex"`` → {name: regex} (the order is kept: first match wins); '' gives {}."""
+    out: dict[str, str] = {}
+    for part in str(text).split(";"):
+        if not part.strip():
+            continue
+        name, sep, rx = part.partition("=")
+        if not sep or not name.strip() or not rx.strip():
+            raise UsageError(f"{param}={text!r}: {part!r} is not name=regex; expected e.g. "
+                             "'shared map=/shared/;objects=/data/objects/'")
+        try:
+            re.compile(rx.strip())
+        except re.error as exc:
+            raise UsageError(f"{param}: {rx.strip()!r} is not a regular expression ({exc})") from None
+        out[name.strip()] = rx.strip()
+    return out
