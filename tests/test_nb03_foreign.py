@@ -100,3 +100,25 @@ def test_probe_on_tmpfs_with_one_advice_is_inconclusive(tmp_path: Path) -> None:
     assert pos["verdict"] == "inconclusive" and "no read in any position group pulled a page" in pos["because"]
     assert f["lab_reconciliation_verdict"] == {"sequential": "inconclusive"}
     assert "Caveat: tmpfs keeps file data only in memory" in text
+
+
+@pytest.mark.slow
+def test_no_input_at_all_skips_every_section_with_its_reason(tmp_path: Path) -> None:
+    f, why, text = _run(tmp_path, {})
+    assert _skipped(text) == set(SECTIONS)
+    assert all(v is None for v in f.values()), {k: v for k, v in f.items() if v is not None}
+    assert why["amplification_verdict"].startswith("skipped: needs snapshots (counter snapshots)")
+    assert "Fleet counters: no counter snapshots. Anchor:" in text
+
+
+@pytest.mark.slow
+def test_wrong_maps_and_unknown_host_skip_only_their_sections(tmp_path: Path) -> None:
+    sim = "data/03_readahead_amplification/sim/"
+    f, why, text = _run(tmp_path, {"snapshots": sim + "snapshots", "demand_probe": sim + "probes/fe02_openat.bt.txt",
+                                   "profiled_host": "fe99", "anchor": "cephfs_metrics:read/total_sz_bytes"})
+    assert _skipped(text) == {SECTIONS[i] for i in (2, 3, 5, 6, 7, 8)}
+    assert f["private_over_public_rx"] is not None  # the interfaces are in the snapshots
+    assert "maps @demand_bytes, @reads in demand_probe (it holds @opens)" in why["cache_trap_demand_mib"]
+    assert "profiled_host 'fe99' among the anchor's hosts" in why["amplification"]
+    assert f["anchor"] == "cephfs_metrics:read/total_sz_bytes" and f["anchor_resets"] >= 1
+    assert f["read_write_ratio"] is not None and f["read_write_ratio"] > 20
