@@ -624,7 +624,7 @@ def which_amplifies(reads: pd.DataFrame, by: str = "advice", *, confidence: floa
     """
     from ..readable import times
 
-    question = f"Which {by} amplifies?"
+    question = f"Does one {by} amplify more than another?"
     requires(reads, by, "pulled_bytes", "request_bytes")
     counts = reads.groupby(by)[by].size()
     keep = sorted(str(k) for k in counts[counts >= min_reads].index)
