@@ -101,8 +101,8 @@ def test_host_outliers_yes_no_inconclusive() -> None:
     v = pd.Series({"a": 10.0, "b": 11.0, "c": 9.5, "d": 10.4, "e": 80.0})
     yes = A.host_outliers(v, what="fetch rate")
     assert yes.verdict == "yes" and yes.evidence["outliers"] == ["e"] and "e stand(s) out" in yes.because
-    no = A.host_outliers(v.drop("e"))
-    assert no.verdict == "no" and no.evidence["outliers"] == []
+    no = A.host_outliers(v.drop("e"), what="fetch rate", fmt=lambda x: f"{x:.1f} B/s")
+    assert no.verdict == "no" and no.evidence["outliers"] == [] and "median 10.2 B/s of 4 hosts" in no.because
     few = A.host_outliers(v.head(3))
     assert few.verdict == "inconclusive" and "at least 4" in few.because
     flat = A.host_outliers(pd.Series({"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 2.0}))

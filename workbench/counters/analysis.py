@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -722,14 +723,17 @@ OUTLIER_QUESTION = "Does any host stand out?"
 
 
 def host_outliers(values: pd.Series, *, what: str = "value", threshold: float = 3.5,
-                  min_hosts: int = 4) -> Decision:
+                  min_hosts: int = 4, fmt: Callable[[float], str] | None = None) -> Decision:
     """Hosts whose ``values`` are far from the others: robust z = 0.6745 (x − median) ÷ MAD > ``threshold``.
 
     yes: some hosts exceed it (evidence ``outliers``); no: none do; inconclusive with fewer than
-    ``min_hosts`` hosts (a median of three cannot single one out). Evidence: values, median,
-    mad, robust_z, threshold, outliers.
+    ``min_hosts`` hosts (a median of three cannot single one out). ``fmt`` formats the median
+    in the sentence (default: a plain number). Evidence: values, median, mad, robust_z,
+    threshold, outliers.
     """
     from ..readable import number
+
+    show = fmt or number
 
     v = pd.to_numeric(values, errors="coerce").dropna().astype(float)
     ev: dict[str, object] = {"what": what, "values": {str(k): float(x) for k, x in v.items()},
@@ -748,9 +752,9 @@ def host_outliers(values: pd.Series, *, what: str = "value", threshold: float = 
     ev.update(median=med, mad=mad, robust_z={str(k): float(x) for k, x in z.items()}, outliers=out)
     return decide(OUTLIER_QUESTION, yes=bool(out), no=not out,
                   because_yes=f"{', '.join(out)} stand(s) out on {what} (robust z above {threshold:g}; median "
-                              f"{number(med)} across {len(v)} hosts).",
+                              f"{show(med)} across {len(v)} hosts).",
                   because_no=f"no host's {what} is further than robust z {threshold:g} from the median "
-                             f"{number(med)} of {len(v)} hosts.",
+                             f"{show(med)} of {len(v)} hosts.",
                   because_inconclusive="", evidence=ev)
 
 
