@@ -160,3 +160,46 @@ def test_probe_phase_bytes_per_advice() -> None:
 def test_which_amplifies_inconclusive_when_nothing_was_pulled() -> None:
     d = A.which_amplifies(_reads({"normal": (0, 0, 20), "random": (0, 0, 20)}))
     assert d.verdict == "inconclusive" and "no read in any advice group pulled a page" in d.because
+
+
+def _disk(values: list[tuple[float, str, int, int]]) -> pd.DataFrame:
+    """Snapshots of one /proc/diskstats line: (ts, host, read sectors, written sectors)."""
+    line = "   7       0 loop0 10 0 {} 5 1 0 {} 2 0 7 7 0 0 0 0 0 0\n"
+    return read_series("".join(f"#== snapshot ts={t} host={h} path=/proc/diskstats\n" + line.format(r, w)
+                               for t, h, r, w in values))
+
+
+def test_read_write_totals_with_a_write_counter_beside_the_anchor() -> None:
+    s = _disk([(0, "a", 10, 0), (10, "a", 30, 4), (0, "b", 8, 2), (10, "b", 16, 2)])
+    anc = A.parse_counter("diskstats:loop0/read_bytes")
+    rw = A.read_write_totals(A.latest(s), anc, write=A.write_counterpart(anc)).set_index("host")
+    assert rw.loc["a", "read_bytes"] == 30 * 512 and rw.loc["a", "write_bytes"] == 4 * 512
+    assert rw.loc["all", "read_write_ratio"] == pytest.approx(46 / 6)
+    none = A.read_write_totals(A.latest(_disk([(0, "a", 1, 0), (1, "a", 2, 0)])), anc, write=A.write_counterpart(anc))
+    assert math.isnan(none.set_index("host").loc["all", "read_write_ratio"])
+
+
+def test_common_window_and_instrument_bytes() -> None:
+    s = _disk([(0, "a", 0, 0), (10, "a", 100, 0), (20, "a", 200, 0), (5, "b", 0, 0), (25, "b", 100, 0)])
+    anc = A.parse_counter("diskstats:loop0/read_bytes")
+    assert A.common_window(s, anc) == (5.0, 20.0)
+    got, why = A.instrument_bytes(s, anc, start=5, end=20, host="a")
+    assert got == pytest.approx(150 * 512) and why == ""
+    missing, why = A.instrument_bytes(s, A.parse_counter("vmstat:/pgpgin"), start=5, end=20)
+    assert math.isnan(missing) and "not in the series" in why
+    absent, why = A.instrument_bytes(None, anc, start=5, end=20)
+    assert math.isnan(absent) and "input is absent" in why
+    apart = _disk([(0, "a", 0, 0), (1, "a", 1, 0), (5, "b", 0, 0), (6, "b", 1, 0)])
+    with pytest.raises(UsageError, match="do not overlap"):
+        A.common_window(apart, anc)
+    with pytest.raises(UsageError, match="no host has two"):
+        A.common_window(_disk([(0, "a", 0, 0)]), anc)
+
+
+def test_parse_categories_keeps_order_and_names_bad_parts() -> None:
+    assert list(A.parse_categories("shared map=/shared/; objects=/data/objects/;")) == ["shared map", "objects"]
+    assert A.parse_categories("") == {}
+    with pytest.raises(UsageError, match="'oops' is not name=regex"):
+        A.parse_categories("a=/a/;oops")
+    with pytest.raises(UsageError, match="is not a regular expression"):
+        A.parse_categories("a=(")
