@@ -176,6 +176,7 @@ def test_missing_files_missing_columns_and_bad_meta(tmp_path: Path) -> None:
     (ProbeConfig(random_reads_per_file=-1), "random_reads_per_file=-1"),
     (ProbeConfig(n_large=-2), "n_large=-2"),
     (ProbeConfig(large_bytes=2 << 30), "large_bytes=2147483648"),
+    (ProbeConfig(request_bytes=512, request_max_bytes=16), "request_max_bytes=16"),
 ])
 def test_config_errors_name_the_field(tmp_path: Path, cfg: ProbeConfig, named: str) -> None:
     with pytest.raises(UsageError, match=re.escape(named)):
@@ -211,3 +212,23 @@ def test_module_import_stays_light() -> None:
     code = ("import sys, workbench.lab.readahead as r; assert 'pandas' not in sys.modules, 'pandas imported'; "
             "r.PROBE_FILES_SCHEMA.names(); assert 'pandas' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_request_sizes_from_a_range_and_diskstats_snapshots(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from workbench.lab.readahead import parse_request_bytes
+
+    assert parse_request_bytes("512") == (512, 0) and parse_request_bytes("16-512") == (16, 512)
+    with pytest.raises(UsageError, match="--request-bytes 'big'"):
+        parse_request_bytes("big")
+    rc = main(["lab", "readahead", "--out", str(tmp_path / "o"), "--n-small", "6", "--n-large", "0", "--small-kib", "16",
+               "--random-reads", "3", "--advice", "normal", "--request-bytes", "16-512", "--quiet"])
+    assert rc == 0
+    cap = read_readahead_probe(tmp_path / "o")
+    sizes = cap.reads["request_bytes"]
+    assert len(cap.reads) == 24 and sizes.between(16, 512).all() and sizes.nunique() > 5
+    assert cap.meta["config"]["request_max_bytes"] == 512
+    if Path("/proc/diskstats").is_file():
+        assert "diskstats" in set(cap.counters["source"])
+    capsys.readouterr()
+    rc = main(["lab", "readahead", "--out", str(tmp_path / "o2"), "--request-bytes", "16-x", "--quiet"])
+    assert rc == 2 and "expected a size in bytes (512) or a range MIN-MAX" in capsys.readouterr().err

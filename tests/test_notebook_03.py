@@ -34,7 +34,11 @@ def test_bundled_data_reproduces_the_investigation(tmp_path: Path) -> None:
     assert 4 <= f["private_over_public_rx"] <= 12
     assert 15 <= f["private_rx_over_tx"] <= 23
     assert f["profiler_vs_anchor_ratio"] == pytest.approx(1 / 30, rel=0.15)
-    assert f["disagreeing_instruments"] == ["profiler @ ceph_readahead"]
+    assert f["disagreeing_instruments"] == ["profiler fe02_ceph_readahead.bt.txt"]
+    assert f["reconciliation_verdict"]["verdict"] == "no"
+    assert "profiler fe02_ceph_readahead.bt.txt undercounts" in f["reconciliation_verdict"]["because"]
+    assert f["amplification_verdict"]["verdict"] == "yes"
+    assert f["amplification_verdict"]["evidence"]["read_ops"] > 0
     assert f["reconciliation_max_rel_diff"] <= 0.06
     assert f["anchor_resets"] >= 1
     assert f["cache_trap_demand_mib"] > 100 * f["cache_trap_fetched_mib"]
@@ -47,17 +51,29 @@ def test_bundled_data_reproduces_the_investigation(tmp_path: Path) -> None:
     lab = f["lab_amplification_by_advice"]
     assert lab["normal"] > lab["random"]
     assert f["lab_reconciliation_max_rel_diff"] <= 0.05 or f["lab_disagreeing"]
+    assert f["lab_read_sizes"] == "512 B"
+    assert f["lab_advice_verdict"]["verdict"] == "yes"
+    assert f["lab_advice_verdict"]["evidence"]["most"] == "normal"
+    assert f["lab_advice_verdict"]["evidence"]["least"] == "random"
+    assert f["lab_advice_verdict"]["evidence"]["comparisons"] == 3
+    assert f["host_outliers"]["verdict"] in ("yes", "no")  # seven hosts: enough to decide
 
 
 @pytest.mark.slow
 def test_findings_follow_the_generator_and_live_probe_runs(tmp_path: Path) -> None:
     sim = simulate_fleet(tmp_path / "sim", read_ahead_kb=128, profiler_early_fraction=0.1, write_kib_per_request=52.0)
-    f = _run(tmp_path / "out", {"sim_dir": str(sim), "live": True})
+    params = {"snapshots": sim / "snapshots", "tsdb_csv": sim / "tsdb_export.csv", "nodes_csv": sim / "nodes.csv",
+              "demand_probe": sim / "probes/fe02_ceph_read_iter.bt.txt",
+              "fetch_probe": sim / "probes/fe02_page_cache_ra_unbounded.bt.txt",
+              "early_probe": sim / "probes/fe02_ceph_readahead.bt.txt", "openat_probe": sim / "probes/fe02_openat.bt.txt",
+              "cache_trap_snapshots": sim / "cache_trap/fe02.snapshots",
+              "cache_trap_demand": sim / "cache_trap/fe02_ceph_read_iter.bt.txt"}
+    f = _run(tmp_path / "out", {**{k: str(v) for k, v in params.items()}, "live": True})
     assert f["read_ahead_kb"] == 128
     assert 6.5 <= f["amplification"] <= 10
     assert f["fetched_per_read_kib"] <= 128
     assert f["profiler_vs_anchor_ratio"] == pytest.approx(0.1, rel=0.1)
-    assert f["disagreeing_instruments"] == ["profiler @ ceph_readahead"]
+    assert f["disagreeing_instruments"] == ["profiler fe02_ceph_readahead.bt.txt"]
     assert f["read_write_ratio"] < 25  # twice the writes per request
     lab = f["lab_amplification_by_advice"]
     assert set(lab) == {"normal", "random", "sequential"}

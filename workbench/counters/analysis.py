@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..schema import requires
+from ..verdicts import Decision, decide
 from ._common import COLUMNS
 from .series import KEYS, deltas
 
@@ -161,16 +163,17 @@ def amplification(fetched_bytes: float, requested_bytes: float, read_ops: float,
 # --- ratios ----------------------------------------------------------------------------------
 
 def read_write_totals(snapshot: pd.DataFrame, anchor: Anchor = CEPHFS_READ_ANCHOR,
-                      write_item: str = "write") -> pd.DataFrame:
+                      write_item: str = "write", write: Anchor | None = None) -> pd.DataFrame:
     """Cumulative bytes read and written per host from one reading per counter (see :func:`latest`).
 
-    Returns columns host, read_bytes, write_bytes, read_write_ratio; the last row, host
-    ``'all'``, sums the hosts.
+    Reads are the ``anchor`` counter; writes are ``write`` when given, else the anchor's counter
+    on item ``write_item``. Returns columns host, read_bytes, write_bytes, read_write_ratio
+    (NaN where nothing was written); the last row, host ``'all'``, sums the hosts.
     """
     requires(snapshot, "host", "source", "item", "counter", "value")
-    sel = snapshot[(snapshot["source"] == anchor.source) & (snapshot["counter"] == anchor.counter)]
-    r = sel[sel["item"] == anchor.item].groupby("host")["value"].sum()
-    w = sel[sel["item"] == write_item].groupby("host")["value"].sum()
+    w_spec = write or Anchor(anchor.source, write_item, anchor.counter, anchor.unit, "write side")
+    r = _select(snapshot, source=anchor.source, item=anchor.item, counter=anchor.counter).groupby("host")["value"].sum()
+    w = _select(snapshot, source=w_spec.source, item=w_spec.item, counter=w_spec.counter).groupby("host")["value"].sum()
     df = pd.DataFrame({"read_bytes": r, "write_bytes": w}).fillna(0.0)
     df.loc["all"] = df.sum()
     df["read_write_ratio"] = df["read_bytes"] / df["write_bytes"].where(df["write_bytes"] > 0)
@@ -423,4 +426,409 @@ def probe_breakdown(reads: pd.DataFrame, page_bytes: int = 4096) -> pd.DataFrame
                 requested_bytes=("request_bytes", "sum")).reset_index()
     out["pages_per_read"] = out["pulled_bytes"] / page_bytes / out["reads"]
     out["amplification"] = out["pulled_bytes"] / out["requested_bytes"]
+    return out
+
+
+# --- counters named by the user ----------------------------------------------------------------
+
+_BYTE_SCALE = {"bytes": 1.0, "B": 1.0, "KiB": 1024.0, "kB": 1000.0, "MiB": 2.0**20}
+
+
+def parse_counter(spec: str, *, param: str = "counter") -> Anchor:
+    """A counter named ``source:item/counter`` (``diskstats:loop0/read_bytes``, ``vmstat:/pgpgin``).
+
+    The item may be empty (``vmstat:/pgpgin``); the counter is what follows the last ``/``.
+    Returns an :class:`Anchor` (source, item, counter; unit ``bytes``). A malformed name raises
+    :class:`~workbench.errors.UsageError` naming ``param``.
+    """
+    text = str(spec).strip()
+    source, sep, rest = text.partition(":")
+    item, slash, counter = rest.rpartition("/")
+    if not (sep and slash and source and counter):
+        raise UsageError(f"{param}={spec!r}: expected source:item/counter, e.g. diskstats:sda/read_bytes, "
+                         "cephfs_metrics:read/total_sz_bytes, net_dev:eth1/rx_bytes or vmstat:/pgpgin")
+    src, it, ctr = source.strip(), item.strip(), counter.strip()
+    why = _ANCHOR_WHY.get((src, ctr)) or f"declared by the user: counter {ctr!r} of {src} {it or '(no item)'}"
+    return Anchor(src, it, ctr, "bytes", why=why)
+
+
+_ANCHOR_WHY = {
+    ("cephfs_metrics", "total_sz_bytes"): CEPHFS_READ_ANCHOR.why,
+    ("diskstats", "read_bytes"): "bytes the block device completed reading (sectors × 512): below the page cache, "
+                                 "only what came from the device",
+    ("pid_io", "read_bytes"): "bytes this process caused to be fetched from storage (/proc/<pid>/io): immune to "
+                              "other tenants and to page-cache hits",
+    ("net_dev", "rx_bytes"): "bytes the interface received: every byte on the wire, whoever asked for it",
+}
+
+
+def parse_counters(specs: str, *, param: str = "counters") -> list[Anchor]:
+    """Several counters, comma-separated (see :func:`parse_counter`); '' gives []."""
+    return [parse_counter(s, param=param) for s in str(specs).split(",") if s.strip()]
+
+
+def counter_hosts(series: pd.DataFrame, spec: Anchor) -> list[str]:
+    """Hosts whose series holds ``spec`` with at least two timestamped readings."""
+    requires(series, *COLUMNS)
+    sel = _select(series, source=spec.source, item=spec.item, counter=spec.counter)
+    sel = sel[sel["timestamp"].notna()]
+    n = sel.groupby("host")["timestamp"].nunique()
+    return sorted(str(h) for h in n[n >= 2].index)
+
+
+def byte_scale(series: pd.DataFrame, spec: Anchor, page_bytes: int = 4096) -> float:
+    """Bytes per unit of ``spec``'s readings (bytes 1, KiB 1024, pages ``page_bytes``).
+
+    Raises :class:`~workbench.errors.UsageError` when the counter is absent or does not count bytes.
+    """
+    requires(series, *COLUMNS)
+    sel = _select(series, source=spec.source, item=spec.item, counter=spec.counter)
+    if sel.empty:
+        raise UsageError(f"counter {spec.label!r} is not in the series; expected one it holds, e.g. "
+                         f"{sorted(set((series['source'] + ':' + series['item'] + '/' + series['counter']).head(2000)))[:6]}")
+    unit = str(sel["unit"].iloc[0])
+    if unit == "pages":
+        return float(page_bytes)
+    if unit not in _BYTE_SCALE:
+        raise UsageError(f"counter {spec.label!r} counts {unit!r}, not bytes; expected a byte counter "
+                         "(bytes, KiB or pages)")
+    return _BYTE_SCALE[unit]
+
+
+def increase_bytes(series: pd.DataFrame, spec: Anchor, *, start: float, end: float, host: str | None = None,
+                   page_bytes: int = 4096) -> float:
+    """:func:`increase` of a byte counter named by ``spec``, converted to bytes (KiB and pages scaled)."""
+    scale = byte_scale(series, spec, page_bytes)
+    return scale * increase(series, source=spec.source, item=spec.item, counter=spec.counter, start=start,
+                            end=end, host=host)
+
+
+def write_counterpart(spec: Anchor) -> Anchor | None:
+    """The write counter beside a read counter: ``read_bytes``→``write_bytes``, item ``read``→``write``,
+    ``rx_bytes``→``tx_bytes``, ``pgpgin``→``pgpgout``; None when there is no obvious one."""
+    swaps = (("read", "write"), ("rx_", "tx_"), ("pgpgin", "pgpgout"))
+    for a, b in swaps:
+        if a in spec.counter:
+            return Anchor(spec.source, spec.item, spec.counter.replace(a, b), spec.unit, "write side of the anchor")
+    if spec.item == "read":
+        return Anchor(spec.source, "write", spec.counter, spec.unit, "write side of the anchor")
+    return None
+
+
+# --- describing the data --------------------------------------------------------------------
+
+def describe_sizes(sizes: pd.Series | np.ndarray | list[float]) -> str:
+    """Read sizes as their distribution says: ``"512 B"`` when all equal, else ``"16 B–512 B (median 254 B)"``."""
+    from ..readable import size
+
+    v = pd.to_numeric(pd.Series(sizes), errors="coerce").dropna().to_numpy(dtype="float64")
+    if v.size == 0:
+        return "no read sizes"
+    lo, hi, med = float(v.min()), float(v.max()), float(np.median(v))
+    if lo == hi:
+        return size(lo)
+    return f"{size(lo)}–{size(hi)} (median {size(med)})"
+
+
+# --- decisions ------------------------------------------------------------------------------
+
+AMPLIFICATION_QUESTION = "Is there readahead amplification (bytes fetched well above bytes asked)?"
+
+
+def amplification_decision(fetched_bytes: float, demanded_bytes: float, read_ops: float | None = None, *,
+                           anchor: str = "anchor", demand: str = "demand", min_ratio: float = 2.0,
+                           tolerance: float = 0.1) -> Decision:
+    """Amplification yes/no/inconclusive from the anchor's fetched bytes against the bytes asked.
+
+    yes: fetched ÷ demanded ≥ ``min_ratio``; no: ≤ 1 + ``tolerance`` (every byte fetched was
+    asked for, or reads were served from the cache); inconclusive in between, or when either
+    side is missing or the anchor saw nothing (data served from memory). Evidence:
+    fetched_bytes, demanded_bytes, ratio, read_ops, fetched_per_read_bytes,
+    demanded_per_read_bytes, min_ratio, anchor, demand.
+    """
+    from ..readable import size, times
+
+    if not (min_ratio > 1 + tolerance and tolerance >= 0):
+        raise UsageError(f"amplification_decision: min_ratio={min_ratio!r}, tolerance={tolerance!r}; expected "
+                         "tolerance >= 0 and min_ratio > 1 + tolerance")
+    ops = float(read_ops) if read_ops is not None and math.isfinite(read_ops) and read_ops > 0 else math.nan
+    f, d = float(fetched_bytes), float(demanded_bytes)
+    ratio = f / d if (math.isfinite(f) and math.isfinite(d) and d > 0) else math.nan
+    ev = {"fetched_bytes": f, "demanded_bytes": d, "ratio": ratio, "read_ops": ops,
+          "fetched_per_read_bytes": f / ops if math.isfinite(ops) else math.nan,
+          "demanded_per_read_bytes": d / ops if math.isfinite(ops) else math.nan,
+          "min_ratio": min_ratio, "anchor": anchor, "demand": demand}
+    rests = f"{anchor} counted {size(f)} fetched; {demand} counted {size(d)} asked"
+    if math.isfinite(ops):
+        rests += f" in {ops:,.0f} reads"
+    if not (math.isfinite(d) and d > 0):
+        return Decision(AMPLIFICATION_QUESTION, "inconclusive",
+                        f"{demand} counted no bytes asked, so there is nothing to compare the fetched bytes with.", ev)
+    if not (math.isfinite(f) and f > 0):
+        return Decision(AMPLIFICATION_QUESTION, "inconclusive",
+                        f"{anchor} saw no bytes fetched while {size(d)} were asked: the reads were served from "
+                        "memory (cache, tmpfs) or the anchor does not count this storage.", ev)
+    return decide(AMPLIFICATION_QUESTION, yes=ratio >= min_ratio, no=ratio <= 1 + tolerance,
+                  because_yes=f"{times(ratio)} the bytes asked were fetched ({rests}).",
+                  because_no=f"only {times(ratio)} the bytes asked were fetched ({rests}): no more than the "
+                             f"reads needed (within {tolerance:.0%}).",
+                  because_inconclusive=f"{times(ratio)} the bytes asked were fetched ({rests}): above 1 but "
+                                       f"below the {times(min_ratio)} this rule calls amplification.",
+                  evidence=ev)
+
+
+def group_amplification(reads: pd.DataFrame, by: str = "advice", *, confidence: float = 0.95,
+                        n_comparisons: int = 1) -> pd.DataFrame:
+    """Amplification (Σ pulled ÷ Σ requested bytes) per group of a probe's reads, with an interval.
+
+    The interval is the ratio estimator's Student-t interval (delta method: residuals
+    pulled − R × requested) at ``confidence`` Bonferroni-adjusted for ``n_comparisons``.
+    Returns ``by``, reads, requested_bytes, pulled_bytes, amplification, amplification_low,
+    amplification_high (NaN bounds with fewer than two reads).
+    """
+    from scipy import stats as st
+
+    requires(reads, by, "pulled_bytes", "request_bytes")
+    if not 0 < confidence < 1 or n_comparisons < 1:
+        raise UsageError(f"group_amplification: confidence={confidence!r}, n_comparisons={n_comparisons!r}; "
+                         "expected 0 < confidence < 1 and n_comparisons >= 1")
+    level = 1 - (1 - confidence) / n_comparisons
+    rows = []
+    for key, g in reads.groupby(by, sort=True):
+        p = g["pulled_bytes"].to_numpy(dtype="float64")
+        q = g["request_bytes"].to_numpy(dtype="float64")
+        ok = np.isfinite(p) & np.isfinite(q) & (q > 0)
+        p, q = p[ok], q[ok]
+        n = p.size
+        ratio = float(p.sum() / q.sum()) if n else math.nan
+        half = math.nan
+        if n >= 2:
+            resid = p - ratio * q
+            se = math.sqrt(float((resid**2).sum()) / (n * (n - 1))) / float(q.mean())
+            half = float(st.t.ppf(0.5 + level / 2, n - 1)) * se
+        rows.append({by: key, "reads": n, "requested_bytes": float(q.sum()), "pulled_bytes": float(p.sum()),
+                     "amplification": ratio, "amplification_low": ratio - half, "amplification_high": ratio + half})
+    return pd.DataFrame(rows, columns=[by, "reads", "requested_bytes", "pulled_bytes", "amplification",
+                                       "amplification_low", "amplification_high"])
+
+
+def which_amplifies(reads: pd.DataFrame, by: str = "advice", *, confidence: float = 0.95, min_reads: int = 10,
+                    same_within: float = 0.1) -> Decision:
+    """Does one ``by`` group (advice, position…) amplify more than another? yes/no/inconclusive.
+
+    Per group, Σ pulled ÷ Σ requested bytes with an interval Bonferroni-adjusted for the
+    k(k−1)/2 pairs (see :func:`group_amplification`). yes: the highest and the lowest groups'
+    intervals are disjoint (evidence ``most``, ``least``); no: every interval lies within
+    ± ``same_within`` of the pooled amplification; inconclusive otherwise, when fewer than two
+    groups have ``min_reads`` reads, or when no read pulled anything. Evidence also holds ``groups`` (name → amplification, low,
+    high, reads) and ``pooled_amplification``.
+    """
+    from ..readable import times
+
+    question = f"Does one {by} amplify more than another?"
+    requires(reads, by, "pulled_bytes", "request_bytes")
+    counts = reads.groupby(by)[by].size()
+    keep = sorted(str(k) for k in counts[counts >= min_reads].index)
+    k = len(keep)
+    ev: dict[str, object] = {"by": by, "groups_in_data": sorted(map(str, counts.index)), "min_reads": min_reads,
+                             "confidence": confidence}
+    if k < 2:
+        have = ", ".join(f"{g} ({int(n)} reads)" for g, n in counts.items()) or "none"
+        return Decision(question, "inconclusive",
+                        f"the data hold fewer than two {by} groups with at least {min_reads} reads ({have}); "
+                        "there is nothing to compare.", ev)
+    sub = reads[reads[by].astype(str).isin(keep)].assign(**{by: lambda f: f[by].astype(str)})
+    pairs = k * (k - 1) // 2
+    tab = group_amplification(sub, by, confidence=confidence, n_comparisons=pairs).set_index(by)
+    groups = {str(g): {"amplification": float(r.amplification), "low": float(r.amplification_low),
+                       "high": float(r.amplification_high), "reads": int(r.reads)} for g, r in tab.iterrows()}
+    ev["groups"] = groups
+    ev["comparisons"] = pairs
+    hi_g, lo_g = str(tab["amplification"].idxmax()), str(tab["amplification"].idxmin())
+    ev["most"], ev["least"] = hi_g, lo_g
+    a, b = groups[hi_g], groups[lo_g]
+    pooled = float(sub["pulled_bytes"].sum() / sub["request_bytes"].sum())
+    ev["pooled_amplification"] = pooled
+    if not sub["pulled_bytes"].gt(0).any():
+        return Decision(question, "inconclusive",
+                        f"no read in any {by} group pulled a page into the cache, so the data cannot show which "
+                        "amplifies (the files stayed in memory, e.g. tmpfs, or were never dropped).", ev)
+    from ..verdicts import intervals_disjoint as _disjoint
+
+    disjoint = _disjoint((a["low"], a["high"]), (b["low"], b["high"]))
+    same = pooled > 0 and all(math.isfinite(g["low"]) and math.isfinite(g["high"])
+                              and g["low"] >= pooled * (1 - same_within) and g["high"] <= pooled * (1 + same_within)
+                              for g in groups.values())
+    level = 1 - (1 - confidence) / pairs
+
+    def show(g: str) -> str:
+        x = groups[g]
+        return f"{g} {times(x['amplification'])} [{times(x['low'])}–{times(x['high'])}]"
+
+    return decide(question, yes=disjoint, no=same and not disjoint,
+                  because_yes=f"{hi_g} pulls more per byte asked than {lo_g}: {show(hi_g)} vs {show(lo_g)} "
+                              f"({level:.1%} intervals, adjusted for {pairs} comparison(s), do not overlap).",
+                  because_no=f"every {by} pulls the same within ±{same_within:.0%} of the pooled "
+                             f"{times(pooled)}: " + ", ".join(show(g) for g in groups) + ".",
+                  because_inconclusive=f"the intervals overlap but are too wide to call the {by} groups equal: "
+                                       + ", ".join(show(g) for g in groups) + f" ({level:.1%} intervals).",
+                  evidence=ev)
+
+
+RECONCILE_QUESTION = "Do the instruments reconcile with the anchor?"
+
+
+@dataclass(frozen=True)
+class ReconciliationDecision(Decision):
+    """:class:`~workbench.verdicts.Decision` plus the per-instrument table (None when nothing was compared)."""
+
+    reconciliation: Reconciliation | None = None
+
+
+def reconciliation_decision(anchor_bytes: float, instruments: dict[str, float], tolerance: float = 0.06,
+                            anchor: str = "anchor") -> ReconciliationDecision:
+    """yes: every instrument within ``tolerance`` of the anchor; no: some are not (named);
+    inconclusive: no instrument measured the window, or the anchor saw nothing.
+
+    Instruments whose count is missing (NaN) are left out and named in the caveats. Evidence:
+    anchor, anchor_bytes, tolerance, agreeing, disagreeing, max_rel_diff, ratios (name → ratio).
+    """
+    measured = {k: float(v) for k, v in instruments.items() if v is not None and math.isfinite(float(v))}
+    missing = sorted(set(instruments) - set(measured))
+    caveats = tuple(f"{m} measured nothing in this window" for m in missing)
+    ev: dict[str, object] = {"anchor": anchor, "anchor_bytes": float(anchor_bytes), "tolerance": tolerance}
+    if not (math.isfinite(anchor_bytes) and anchor_bytes > 0):
+        return ReconciliationDecision(RECONCILE_QUESTION, "inconclusive",
+                                      f"the anchor {anchor} saw no bytes in the window, so no instrument can be "
+                                      "checked against it.", ev, caveats)
+    if not measured:
+        return ReconciliationDecision(RECONCILE_QUESTION, "inconclusive",
+                                      f"no other instrument counted this window; {anchor} stands alone.", ev, caveats)
+    rec = reconcile(anchor_bytes, measured, tolerance, anchor=anchor)
+    ratios = dict(zip(rec.table["instrument"], rec.table["ratio_to_anchor"].astype(float), strict=True))
+    ev.update(agreeing=list(rec.agreeing), disagreeing=list(rec.disagreeing),
+              max_rel_diff=float(rec.table["rel_diff"].abs().max()), ratios=ratios)
+    verdicts = dict(zip(rec.table["instrument"], rec.table["verdict"], strict=True))
+    if rec.disagreeing:
+        because = ("off the anchor by more than ±" + f"{tolerance:.0%}: "
+                   + "; ".join(f"{n} {verdicts[n]}" for n in rec.disagreeing)
+                   + (f"; within it: {', '.join(rec.agreeing)}" if rec.agreeing else "") + ".")
+        return ReconciliationDecision(RECONCILE_QUESTION, "no", because, ev, caveats, rec)
+    because = (f"all {len(rec.agreeing)} instrument(s) agree with {anchor} within ±{tolerance:.0%} "
+               f"(largest difference {rec.max_rel_diff_agreeing:.1%}): {', '.join(rec.agreeing)}.")
+    return ReconciliationDecision(RECONCILE_QUESTION, "yes", because, ev, caveats, rec)
+
+
+OUTLIER_QUESTION = "Does any host stand out?"
+
+
+def host_outliers(values: pd.Series, *, what: str = "value", threshold: float = 3.5,
+                  min_hosts: int = 4, fmt: Callable[[float], str] | None = None) -> Decision:
+    """Hosts whose ``values`` are far from the others: robust z = 0.6745 (x − median) ÷ MAD > ``threshold``.
+
+    yes: some hosts exceed it (evidence ``outliers``); no: none do; inconclusive with fewer than
+    ``min_hosts`` hosts (a median of three cannot single one out). ``fmt`` formats the median
+    in the sentence (default: a plain number). Evidence: values, median, mad, robust_z,
+    threshold, outliers.
+    """
+    from ..readable import number
+
+    show = fmt or number
+
+    v = pd.to_numeric(values, errors="coerce").dropna().astype(float)
+    ev: dict[str, object] = {"what": what, "values": {str(k): float(x) for k, x in v.items()},
+                             "threshold": threshold, "min_hosts": min_hosts}
+    if len(v) < min_hosts:
+        return Decision(OUTLIER_QUESTION, "inconclusive",
+                        f"{len(v)} host(s) with {what}; at least {min_hosts} are needed to tell an outlier "
+                        "from the rest.", ev)
+    med = float(v.median())
+    mad = float((v - med).abs().median())
+    if mad > 0:
+        z = 0.6745 * (v - med) / mad
+    else:
+        z = pd.Series(np.where(v == med, 0.0, np.inf * np.sign(v - med)), index=v.index)
+    out = sorted(str(h) for h in z[z.abs() > threshold].index)
+    ev.update(median=med, mad=mad, robust_z={str(k): float(x) for k, x in z.items()}, outliers=out)
+    return decide(OUTLIER_QUESTION, yes=bool(out), no=not out,
+                  because_yes=f"{', '.join(out)} stand(s) out on {what} (robust z above {threshold:g}; median "
+                              f"{show(med)} across {len(v)} hosts).",
+                  because_no=f"no host's {what} is further than robust z {threshold:g} from the median "
+                             f"{show(med)} of {len(v)} hosts.",
+                  because_inconclusive="", evidence=ev)
+
+
+def probe_phase_bytes(counters: pd.DataFrame, phases: dict[str, dict], spec: Anchor,
+                      page_bytes: int = 4096) -> pd.Series:
+    """Bytes a counter named by ``spec`` moved during each phase (advice) of a probe run.
+
+    Each phase's increase runs from its first to its last snapshot inside ``start_ts``–``end_ts``;
+    NaN where the counter is absent or has fewer than two readings in the phase. Returns a
+    Series advice → bytes.
+    """
+    requires(counters, *COLUMNS)
+    sel = _select(counters, source=spec.source, item=spec.item, counter=spec.counter)
+    out: dict[str, float] = {}
+    scale = byte_scale(counters, spec, page_bytes) if len(sel) else math.nan
+    for advice, ph in phases.items():
+        try:
+            t0, t1 = float(ph["start_ts"]), float(ph["end_ts"])
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(f"probe_phase_bytes: phases[{advice!r}]={ph!r}; expected a dict with start_ts and "
+                             "end_ts (seconds since the epoch), as in the capture's meta.json") from None
+        win = sel[(sel["timestamp"] >= t0) & (sel["timestamp"] <= t1)]
+        if win["timestamp"].nunique() < 2:
+            out[str(advice)] = math.nan
+            continue
+        out[str(advice)] = scale * increase(win, source=spec.source, item=spec.item, counter=spec.counter,
+                                            start=float(win["timestamp"].min()), end=float(win["timestamp"].max()))
+    return pd.Series(out, name="bytes", dtype="float64")
+
+
+def common_window(series: pd.DataFrame, spec: Anchor) -> tuple[float, float]:
+    """The window every host's readings of ``spec`` cover: (latest first reading, earliest last reading).
+
+    Raises :class:`~workbench.errors.UsageError` when no host has two readings or the hosts do not overlap.
+    """
+    requires(series, *COLUMNS)
+    sel = _select(series, source=spec.source, item=spec.item, counter=spec.counter)
+    sel = sel[sel["timestamp"].notna()]
+    span = sel.groupby("host")["timestamp"].agg(["min", "max"])
+    span = span[span["max"] > span["min"]]
+    if span.empty:
+        raise UsageError(f"counter {spec.label!r}: no host has two timestamped readings; expected a series of "
+                         "snapshots")
+    t0, t1 = float(span["min"].max()), float(span["max"].min())
+    if not t1 > t0:
+        raise UsageError(f"counter {spec.label!r}: the hosts' readings do not overlap in time "
+                         f"({span['min'].max()} > {span['max'].min()}); expected snapshots over one window")
+    return t0, t1
+
+
+def instrument_bytes(frame: pd.DataFrame | None, spec: Anchor, *, start: float, end: float,
+                     host: str | None = None, page_bytes: int = 4096) -> tuple[float, str]:
+    """Bytes ``spec`` counted in the window, or (NaN, why not) when absent, not bytes, or not covering it."""
+    if frame is None:
+        return math.nan, f"{spec.label}: its input is absent"
+    try:
+        return increase_bytes(frame, spec, start=start, end=end, host=host, page_bytes=page_bytes), ""
+    except UsageError as exc:
+        return math.nan, str(exc)
+
+
+def parse_categories(text: str, *, param: str = "path_categories") -> dict[str, str]:
+    """``"name=regex;name=regex"`` → {name: regex} (the order is kept: first match wins); '' gives {}."""
+    out: dict[str, str] = {}
+    for part in str(text).split(";"):
+        if not part.strip():
+            continue
+        name, sep, rx = part.partition("=")
+        if not sep or not name.strip() or not rx.strip():
+            raise UsageError(f"{param}={text!r}: {part!r} is not name=regex; expected e.g. "
+                             "'shared map=/shared/;objects=/data/objects/'")
+        try:
+            re.compile(rx.strip())
+        except re.error as exc:
+            raise UsageError(f"{param}: {rx.strip()!r} is not a regular expression ({exc})") from None
+        out[name.strip()] = rx.strip()
     return out

@@ -5,7 +5,7 @@ For each advice (``normal``, ``random``, ``sequential``) the probe:
 1. drops the files from the page cache (``posix_fadvise(POSIX_FADV_DONTNEED)``; clean pages only)
    and records what stays resident (the baseline);
 2. snapshots ``/proc/vmstat`` and ``/proc/self/io``;
-3. replays tiny reads — at offset 0 and at random offsets — on many small files and a few
+3. replays tiny reads (one size, or sizes drawn from a range) — at offset 0 and at random offsets — on many small files and a few
    large ones, and after every read measures, with ``mincore()``, how many pages of that file
    are now resident (``mmap(PROT_READ)`` through libc via ctypes: Python's mmap module
    cannot map read-only without also being able to fault pages in, and mincore never faults);
@@ -24,8 +24,8 @@ The capture (``--out DIR``) has one owner, this module: :func:`run_probe` writes
 
 - ``reads.csv`` — one row per tiny read (:data:`PROBE_READS_SCHEMA`);
 - ``files.csv`` — whole-file residency per advice (:data:`PROBE_FILES_SCHEMA`);
-- ``counters.snapshots`` — ``/proc/vmstat`` and ``/proc/self/io`` before and after each
-  advice, in the snapshot-series log convention (:func:`workbench.counters.read_series`);
+- ``counters.snapshots`` — ``/proc/vmstat``, ``/proc/self/io`` and ``/proc/diskstats`` before
+  and after each advice, in the snapshot-series log convention (:func:`workbench.counters.read_series`);
 - ``meta.json`` — configuration, environment and phase times.
 
 The analyses of a capture (``probe_ways``, ``probe_breakdown``) are counter analyses and
@@ -153,7 +153,8 @@ class ProbeConfig:
     n_large: int = 4  # large files created (ignored with directory)
     large_bytes: int = 16 * 1024 * 1024
     large_threshold_bytes: int = 4 * 1024 * 1024  # files at least this big count as 'large'
-    request_bytes: int = 512  # bytes per tiny read
+    request_bytes: int = 512  # bytes per tiny read (the smallest, with request_max_bytes)
+    request_max_bytes: int = 0  # > request_bytes: each read asks a size drawn uniformly in [request_bytes, this]
     random_reads_per_file: int = 2  # reads at random offsets after the one at offset 0
     advices: tuple[str, ...] = ("normal", "random", "sequential")
     seed: int = 1
@@ -248,6 +249,9 @@ def _check(cfg: ProbeConfig) -> None:
     not_positive = [f"{k}={v!r}" for k, v in positive.items() if not v > 0]
     if not_positive:
         raise UsageError(f"ProbeConfig {', '.join(not_positive)}: expected > 0")
+    if cfg.request_max_bytes and cfg.request_max_bytes < cfg.request_bytes:
+        raise UsageError(f"ProbeConfig request_max_bytes={cfg.request_max_bytes!r} < request_bytes="
+                         f"{cfg.request_bytes!r}: expected 0 (one size) or a maximum at least the minimum")
     counts = {"n_small": cfg.n_small, "n_large": cfg.n_large, "random_reads_per_file": cfg.random_reads_per_file}
     negative = [f"{k}={v!r}" for k, v in counts.items() if v < 0]
     if negative:
@@ -264,8 +268,25 @@ def _snapshot(host: str, path: str, text: str) -> str:
 
 
 def _counters(host: str) -> str:
-    return _snapshot(host, "/proc/vmstat", Path("/proc/vmstat").read_text()) + \
+    """Snapshots of /proc/vmstat, /proc/self/io and (when readable) /proc/diskstats."""
+    text = _snapshot(host, "/proc/vmstat", Path("/proc/vmstat").read_text()) + \
         _snapshot(host, "/proc/self/io", Path("/proc/self/io").read_text())
+    try:
+        text += _snapshot(host, "/proc/diskstats", Path("/proc/diskstats").read_text())
+    except OSError:
+        pass
+    return text
+
+
+def parse_request_bytes(text: str) -> tuple[int, int]:
+    """``"512"`` → (512, 0); ``"16-512"`` → (16, 512): one request size, or a range drawn uniformly."""
+    lo, sep, hi = str(text).strip().partition("-")
+    try:
+        a, b = int(lo), int(hi) if sep else 0
+    except ValueError:
+        raise UsageError(f"--request-bytes {text!r}: expected a size in bytes (512) or a range MIN-MAX "
+                         "(16-512)") from None
+    return a, b
 
 
 def _drop(paths: list[Path]) -> None:
@@ -346,13 +367,14 @@ def run_probe(out_dir: str | Path, directory: str | Path | None = None, cfg: Pro
                         break
                     fd, res = fds[p], maps[p]
                     os.posix_fadvise(fd, 0, 0, ADVICE[advice])
-                    last = max(sizes[p] - cfg.request_bytes, 0)
-                    offsets = [0] + [rng.randrange(0, last + 1) for _ in range(cfg.random_reads_per_file)]
-                    for k, off in enumerate(offsets):
+                    for k in range(1 + cfg.random_reads_per_file):
+                        want = cfg.request_bytes if cfg.request_max_bytes <= cfg.request_bytes else \
+                            rng.randint(cfg.request_bytes, cfg.request_max_bytes)
+                        off = 0 if k == 0 else rng.randrange(0, max(sizes[p] - want, 0) + 1)
                         before = res.count()
-                        os.pread(fd, cfg.request_bytes, off)
+                        os.pread(fd, want, off)
                         after = res.count()
-                        reads_rows.append([advice, p.name, kind[p], sizes[p], off, cfg.request_bytes, k,
+                        reads_rows.append([advice, p.name, kind[p], sizes[p], off, want, k,
                                            before, after, (after - before) * PAGE])
                         n += 1
                 snaps.append(_counters(host))
@@ -449,8 +471,13 @@ def read_readahead_probe(directory: str | os.PathLike[str], *, strict: bool = Fa
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    try:
+        req_min, req_max = parse_request_bytes(args.request_bytes)
+    except UsageError as exc:
+        print(f"workbench lab readahead: {exc}", file=sys.stderr)
+        return 2
     cfg = ProbeConfig(n_small=args.n_small, small_bytes=args.small_kib * 1024, n_large=args.n_large,
-                      large_bytes=args.large_mib * 1024 * 1024, request_bytes=args.request_bytes,
+                      large_bytes=args.large_mib * 1024 * 1024, request_bytes=req_min, request_max_bytes=req_max,
                       random_reads_per_file=args.random_reads, advices=tuple(args.advice.split(",")),
                       seed=args.seed, max_files=args.max_files, max_seconds=args.max_seconds)
     try:
@@ -477,7 +504,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--small-kib", type=int, default=128, help="small file size, KiB (default 128)")
     p.add_argument("--n-large", type=int, default=4, help="large files to create (default 4)")
     p.add_argument("--large-mib", type=int, default=16, help="large file size, MiB (default 16)")
-    p.add_argument("--request-bytes", type=int, default=512, help="bytes per tiny read (default 512)")
+    p.add_argument("--request-bytes", default="512",
+                   help="bytes per tiny read, or a range MIN-MAX drawn uniformly per read (default 512)")
     p.add_argument("--random-reads", type=int, default=2, help="reads at random offsets per file (default 2)")
     p.add_argument("--advice", default="normal,random,sequential", help="advices to compare, comma-separated")
     p.add_argument("--seed", type=int, default=1, help="random offsets and file order seed")
