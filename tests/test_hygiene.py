@@ -85,3 +85,9 @@ def test_checker_wants_each_parameter_on_one_line(tmp_path: Path) -> None:
     assert hygiene_problems(path) == [
         f"parameters cell does not parse: {path} [parameters cell]:1: each parameter must fit on one line "
         "(papermill reads the parameters cell line by line): 'a = [1,'"]
+
+
+def test_checker_wants_papermill_to_read_every_parameter_as_written(tmp_path: Path) -> None:
+    path = make_notebook(tmp_path / "01_q.ipynb", "a = 1  # the a\nb = ''  # text, empty = none", ["print(a)"])
+    problems = hygiene_problems(path)
+    assert problems and all("papermill" in p and "'b'" in p for p in problems), problems

@@ -199,7 +199,8 @@ def test_common_window_and_instrument_bytes() -> None:
 def test_parse_categories_keeps_order_and_names_bad_parts() -> None:
     assert list(A.parse_categories("shared map=/shared/; objects=/data/objects/;")) == ["shared map", "objects"]
     assert A.parse_categories("") == {}
-    with pytest.raises(UsageError, match="'oops' is not name=regex"):
+    assert A.parse_categories("a b: /a=1/; c: x:y") == {"a b": "/a=1/", "c": "x:y"}  # papermill-safe form
+    with pytest.raises(UsageError, match="'oops' is not 'name: regex'"):
         A.parse_categories("a=/a/;oops")
     with pytest.raises(UsageError, match="is not a regular expression"):
         A.parse_categories("a=(")

@@ -817,15 +817,19 @@ def instrument_bytes(frame: pd.DataFrame | None, spec: Anchor, *, start: float, 
 
 
 def parse_categories(text: str, *, param: str = "path_categories") -> dict[str, str]:
-    """``"name=regex;name=regex"`` → {name: regex} (the order is kept: first match wins); '' gives {}."""
+    """``"name: regex; name: regex"`` → {name: regex} (the order is kept: first match wins); '' gives {}.
+
+    A name ends at its first ``:`` (or ``=``, also accepted); the rest of the part is the regex.
+    """
     out: dict[str, str] = {}
     for part in str(text).split(";"):
         if not part.strip():
             continue
-        name, sep, rx = part.partition("=")
-        if not sep or not name.strip() or not rx.strip():
-            raise UsageError(f"{param}={text!r}: {part!r} is not name=regex; expected e.g. "
-                             "'shared map=/shared/;objects=/data/objects/'")
+        cut = min((i for i in (part.find(":"), part.find("=")) if i >= 0), default=-1)
+        name, rx = (part[:cut], part[cut + 1:]) if cut >= 0 else (part, "")
+        if cut < 0 or not name.strip() or not rx.strip():
+            raise UsageError(f"{param}={text!r}: {part!r} is not 'name: regex'; expected e.g. "
+                             "'shared map: /shared/; objects: /data/objects/'")
         try:
             re.compile(rx.strip())
         except re.error as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import io
+import logging
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,4 +192,35 @@ def hygiene_problems(path: str | Path) -> list[str]:
             for p in params:
                 if not p.help:
                     problems.append(f"parameter {p.name!r} has no help comment")
+            problems += _papermill_disagreements(cell, params)
     return problems
+
+
+def _papermill_disagreements(cell: nbformat.NotebookNode, params: list[Parameter]) -> list[str]:
+    """Lines papermill itself reads differently (it parses the cell line by line, not as Python)."""
+    from papermill.translators import PythonTranslator
+
+    with _quiet(logging.getLogger("papermill")):
+        theirs = {p.name: p.default.strip() for p in PythonTranslator.inspect(cell)}
+    problems = []
+    for p in params:
+        if p.name not in theirs:
+            problems.append(f"papermill does not read parameter {p.name!r} (reword its line or its comment)")
+        elif theirs[p.name] != p.default_source.strip():
+            problems.append(f"papermill reads parameter {p.name!r} as {theirs[p.name]!r}, "
+                            f"not {p.default_source.strip()!r}")
+    return problems
+
+
+class _quiet:
+    """Silence a logger inside a ``with`` block."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def __enter__(self) -> None:
+        self.level = self.logger.level
+        self.logger.setLevel(100)
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.setLevel(self.level)
