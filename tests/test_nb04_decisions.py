@@ -14,8 +14,10 @@ import pytest
 
 from workbench.lab.yields import read_capture
 from workbench.models.yields import (
+    LognormalLag,
     fit_duration,
     fit_lab,
+    fit_yields,
     lab_lag_column,
     lab_summary,
     offload_comparison,
@@ -24,8 +26,6 @@ from workbench.models.yields import (
     read_published,
     weigh_options,
     yield_cost_decision,
-    fit_yields,
-    LognormalLag,
 )
 
 
