@@ -615,7 +615,7 @@ def _passes_decision(question: str, est: float, ci: tuple[float, float], level: 
         because_inc = f"{what} give no finite estimate of passes per yield"
     elif lo <= 0 <= hi:
         because_inc = (f"{what}: {est:.2f} loop passes per yield ({ci_text}); the interval includes 0, so "
-                       f"these data do not even show the duration growing with yields × loop lag")
+                       f"these data cannot tell one loop pass per yield from none")
     else:
         because_inc = (f"{what}: {est:.2f} loop passes per yield ({ci_text}); the interval straddles the edge "
                        f"of {band[0]:.2f} to {band[1]:.2f}, so neither one pass nor a different cost is shown")
