@@ -79,3 +79,24 @@ def test_node_table_without_capture(tmp_path: Path) -> None:
     assert "it has 3–24 sections" in text
     assert "bundled" not in text and "your table of saves" in text
     assert "mktree" not in text  # the cartridge-specific explanation belongs to the bundled table only
+
+
+@pytest.mark.slow
+def test_thin_inputs_skip_what_they_cannot_support(tmp_path: Path) -> None:
+    table = tmp_path / "two_rows.csv"
+    table.write_text("sections,event_loop_ms,duration_ms,yields\n4,25,1532,59\n8,50,5682,107\n")
+    capture = tmp_path / "yielding_only.csv"
+    capture.write_text("# only yielding saves, no optional columns\n"
+                       "mode,sections,yields,lag_ms_measured,duration_ms\n"
+                       "yielding,2,20,5.0,104\nyielding,4,40,5.0,197\nyielding,8,80,10.0,806\n"
+                       "yielding,8,80,2.0,170\n")
+    f, why, text = _execute(tmp_path / "out", {"published_path": str(table), "capture_path": str(capture)})
+    # two rows: the table is shown, but no line (or prediction, or scenario) is fitted through them
+    assert f["fit_slope"] is None and "at least 3 rows" in why["fit_slope"]
+    assert f["yields_per_section"] is None and "3 or more rows" in why["yields_per_section"]
+    assert "2 rows loaded, 0 rejected" in text
+    # yielding saves only: the fit runs (4 saves, about one pass per yield), the comparison is skipped
+    assert f["lab_fit_slope"] == pytest.approx(1.0, abs=0.05)
+    assert f["lab_yield_cost"]["verdict"] in ("yes", "inconclusive")
+    assert f["offload_verdict"] is None and "both modes" in why["offload_verdict"]
+    assert f["lab_pass_count_cost"] is None
