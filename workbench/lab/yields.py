@@ -63,37 +63,60 @@ MODES = ("yielding", "offloaded")
 CAPTURE_SCHEMA = Schema(
     name="yields_lab_capture",
     doc=(
-        "One asyncio save per row from `workbench lab yields`: a config of `sections` files "
-        "saved while hog tasks busy-spin `hog_ms` between yields; the loop-pass time is "
-        "measured by a probe task during the save."
+        "One save on an event loop per row (written by `workbench lab yields`, or your own "
+        "capture with at least the required columns): a config of `sections` files saved "
+        "while other tasks load the loop; the loop-pass time is measured, not assumed. "
+        "Optional columns may be absent: the analyses that need them are skipped."
     ),
     columns=(
         Column("mode", "string", "", "'yielding' (yield around every file operation) or "
                "'offloaded' (whole save in a worker thread, one await)"),
         Column("sections", "int", "count", "config sections written (one file each)"),
-        Column("hog_ms", "float", "ms", "busy-spin time of each hog task between its yields (the load knob)"),
-        Column("n_hogs", "int", "count", "hog tasks running"),
-        Column("repeat", "int", "count", "repeat index of this (mode, sections, hog_ms) point"),
+        Column("hog_ms", "float", "ms", "busy-spin time of each hog task between its yields (the load knob; "
+               "optional)", required=False),
+        Column("n_hogs", "int", "count", "hog tasks running (optional)", required=False),
+        Column("repeat", "int", "count", "repeat index of this (mode, sections, hog_ms) point (optional)",
+               required=False),
         Column("yields", "int", "count", "awaits the save made (event-loop yields)"),
-        Column("passes", "int", "count", "event-loop passes the probe counted during the save"),
-        Column("lag_ms_measured", "float", "ms", "mean event-loop pass time the probe measured under the same "
-               "load just before the save (the loop's speed, independent of the save)"),
-        Column("lag_ms_median", "float", "ms", "median event-loop pass time in that same window"),
-        Column("lag_ms_during", "float", "ms", "mean event-loop pass time during the save (includes the "
-               "save's own inline work)"),
+        Column("passes", "int", "count", "event-loop passes a probe counted during the save (optional; "
+               "needed for the direct passes-per-yield count)", required=False),
+        Column("lag_ms_measured", "float", "ms", "mean event-loop pass time measured under the same "
+               "load around the save (the loop's speed, independent of the save)"),
+        Column("lag_ms_median", "float", "ms", "median event-loop pass time in the measuring window (optional)",
+               required=False),
+        Column("lag_ms_during", "float", "ms", "mean event-loop pass time during the save, including the "
+               "save's own inline work (optional)", required=False),
+        Column("lag_ms_others", "float", "ms", "mean event-loop pass time during the save less the save's own "
+               "time per pass: the loop lag the save got from everything else (optional)", required=False),
         Column("duration_ms", "float", "ms", "wall-clock duration of the save"),
-        Column("fs_ms", "float", "ms", "time spent inside file-system calls (sum)"),
-        Column("written_bytes", "int", "bytes", "bytes written to section files"),
+        Column("fs_ms", "float", "ms", "time spent inside file-system calls, sum (optional)", required=False),
+        Column("written_bytes", "int", "bytes", "bytes written to section files (optional)", required=False),
     ),
 )
 
+#: columns every capture needs (the rest are optional)
+CAPTURE_REQUIRED = tuple(c.name for c in CAPTURE_SCHEMA.columns if c.required)
+
 #: what every captured value must satisfy (other than ``repeat``, which is not checked)
-_CAPTURE_RULES: dict[str, Rule] = {
-    "mode": OneOf(frozenset(MODES)), "sections": Above(0), "hog_ms": AtLeast(0.0),
-    "n_hogs": AtLeast(0), "yields": AtLeast(0), "passes": AtLeast(0),
-    "lag_ms_measured": AtLeast(0.0), "lag_ms_median": AtLeast(0.0), "lag_ms_during": AtLeast(0.0),
-    "duration_ms": AtLeast(0.0), "fs_ms": AtLeast(0.0), "written_bytes": AtLeast(0),
+_REQUIRED_RULES: dict[str, Rule] = {
+    "mode": OneOf(frozenset(MODES)), "sections": Above(0), "yields": AtLeast(0),
+    "lag_ms_measured": AtLeast(0.0), "duration_ms": AtLeast(0.0),
 }
+#: the same for optional columns, applied when the column is there
+_OPTIONAL_RULES: dict[str, Rule] = {
+    "hog_ms": AtLeast(0.0), "n_hogs": AtLeast(0), "passes": AtLeast(0), "lag_ms_median": AtLeast(0.0),
+    "lag_ms_during": AtLeast(0.0), "lag_ms_others": AtLeast(0.0), "fs_ms": AtLeast(0.0), "written_bytes": AtLeast(0),
+}
+
+
+def _check_optional(record: dict[str, Any]) -> str | None:
+    for col, rule in _OPTIONAL_RULES.items():
+        if col in record:
+            bad = rule(record[col])
+            if bad is not None:
+                return f"column {col!r}: {bad}"
+    return None
+
 
 #: open flags of every section file, as in cartridge's save()
 OPEN_FLAGS = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_SYNC", 0)
@@ -196,11 +219,13 @@ def _save_ops(config: dict[str, bytes], path: str) -> Generator[Op, Any, None]:
 
 @dataclass
 class SaveStats:
-    """What one save did: file-system calls (= yields when yielding), time inside them, bytes written."""
+    """What one save did: file-system calls (= yields when yielding), time inside them, bytes written,
+    and ``own_s``, the time the save itself ran on the event-loop thread (between its yields)."""
 
     calls: int = 0
     fs_s: float = 0.0
     written_bytes: int = 0
+    own_s: float = 0.0
 
 
 def _execute(op: Op, st: SaveStats) -> Any:
@@ -246,6 +271,7 @@ async def save_yielding(config: dict[str, bytes], path: str | os.PathLike[str]) 
     """
     st = SaveStats()
     yields = 0
+    resumed = time.perf_counter()
     gen = _save_ops(config, os.fspath(path))
     try:
         op: Op | None = gen.send(None)
@@ -260,7 +286,9 @@ async def save_yielding(config: dict[str, bytes], path: str | os.PathLike[str]) 
                 op = gen.throw(exc) if exc is not None else gen.send(result)
             except StopIteration:
                 op = None
+            st.own_s += time.perf_counter() - resumed
             await asyncio.sleep(0)  # the fiber waits for the loop to come back
+            resumed = time.perf_counter()
             yields += 1
         return yields, st
     finally:
@@ -305,7 +333,7 @@ async def _probe(running: list[bool], ends: list[float]) -> None:
 @dataclass(frozen=True)
 class Measurement:
     """One save under load: mode, sections, hog_ms, n_hogs, yields, passes, lag_ms_measured,
-    lag_ms_median, lag_ms_during, duration_ms, fs_ms, written_bytes (see CAPTURE_SCHEMA)."""
+    lag_ms_median, lag_ms_during, lag_ms_others, duration_ms, fs_ms, written_bytes (see CAPTURE_SCHEMA)."""
 
     mode: str
     sections: int
@@ -316,6 +344,7 @@ class Measurement:
     lag_ms_measured: float
     lag_ms_median: float
     lag_ms_during: float
+    lag_ms_others: float
     duration_ms: float
     fs_ms: float
     written_bytes: int
@@ -333,11 +362,15 @@ async def measure_save(
 ) -> Measurement:
     """Run one save of ``config`` to ``target`` in ``mode`` while ``n_hogs`` tasks hog the loop.
 
-    The probe first measures the loaded loop on its own for at least ``baseline_passes``
-    passes and ``baseline_s`` seconds (capped at 2 s): their mean and median pass time
-    are ``lag_ms_measured`` and ``lag_ms_median`` — the instance's loop speed, measured
-    independently of the save. During the save it counts ``passes`` and their mean
-    ``lag_ms_during`` (which includes the save's own inline work). The save is
+    The probe measures the loaded loop on its own for at least ``baseline_passes``
+    passes and ``baseline_s`` seconds (capped at 2 s) just before the save and again
+    just after it: the mean and median pass time of both windows are ``lag_ms_measured``
+    and ``lag_ms_median`` — the instance's loop speed, measured independently of the
+    save (two windows, so a machine whose speed drifts during the save is not judged
+    by its state before it alone). During the save it counts ``passes`` and their mean
+    ``lag_ms_during`` (which includes the save's own inline work); ``lag_ms_others`` is
+    that mean less the save's own time per pass: the loop lag the save actually got
+    from the other tasks (and from whatever else the machine ran). The save is
     cancelled (and rolled back) after ``timeout_s``.
     """
     if mode not in MODES:
@@ -359,13 +392,22 @@ async def measure_save(
         async with asyncio.timeout(timeout_s):  # no extra task, unlike wait_for on 3.11
             yields, st = await saver(config, target)
         t1 = time.perf_counter()
+        n1 = len(ends)
+        cap = t1 + 2.0
+        while (len(ends) < n1 + baseline_passes + 1 or time.perf_counter() - t1 < baseline_s) \
+                and time.perf_counter() < cap:
+            await asyncio.sleep(0)
     finally:
         running[0] = False
         await asyncio.gather(*tasks, return_exceptions=True)
     e = np.asarray(ends)
     dt, end = np.diff(e), e[1:]
-    base = dt[1:][end[1:] <= t0]  # skip the probe's first pass (start-up)
+    start = e[:-1]
+    before = dt[1:][end[1:] <= t0]  # skip the probe's first pass (start-up)
+    after = dt[start >= t1]
+    base = np.concatenate([before, after])
     during = dt[(end > t0) & (end <= t1)]
+    others = (during.sum() - st.own_s) / len(during) if len(during) else float("nan")
 
     def ms(x: np.ndarray, f: Callable[[np.ndarray], Any]) -> float:
         return float(f(x) * 1e3) if len(x) else float("nan")
@@ -373,7 +415,8 @@ async def measure_save(
     return Measurement(
         mode=mode, sections=len(config), hog_ms=float(hog_ms), n_hogs=n_hogs, yields=int(yields),
         passes=int(len(during)), lag_ms_measured=ms(base, np.mean), lag_ms_median=ms(base, np.median),
-        lag_ms_during=ms(during, np.mean), duration_ms=(t1 - t0) * 1e3, fs_ms=st.fs_s * 1e3,
+        lag_ms_during=ms(during, np.mean), lag_ms_others=max(0.0, others * 1e3),
+        duration_ms=(t1 - t0) * 1e3, fs_ms=st.fs_s * 1e3,
         written_bytes=st.written_bytes,
     )
 
@@ -467,26 +510,27 @@ def run_sweep(plan: SweepPlan | None = None, progress: bool = True, **kw: Any) -
 
 
 def write_capture(frame: pd.DataFrame, out: str | os.PathLike[str], header_lines: Sequence[str] = ()) -> Path:
-    """Write a capture as CSV (the columns of CAPTURE_SCHEMA), with optional ``#`` comment lines first."""
+    """Write a capture as CSV (the columns of CAPTURE_SCHEMA it has), with optional ``#`` comment lines first."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8", newline="") as fh:
         for line in header_lines:
             fh.write(f"# {line}\n")
-        frame[CAPTURE_SCHEMA.names()].to_csv(fh, index=False, float_format="%.4f", lineterminator="\n")
+        frame[[c for c in CAPTURE_SCHEMA.names() if c in frame.columns]].to_csv(fh, index=False, float_format="%.4f", lineterminator="\n")
     return out
 
 
 def read_capture(source: Source, strict: bool = False) -> pd.DataFrame:
-    """Load a capture written by ``workbench lab yields`` (:data:`CAPTURE_SCHEMA`).
+    """Load a capture written by ``workbench lab yields``, or your own, as :data:`CAPTURE_SCHEMA`.
 
-    Columns: mode, sections, hog_ms, n_hogs, repeat, yields, passes,
-    lag_ms_measured, lag_ms_median, lag_ms_during, duration_ms, fs_ms, written_bytes
-    (see the schema for units). Rows that do not parse, name an unknown mode, have
-    no sections or a negative count or time go to ``frame.attrs["rejects"]``;
+    Required columns: mode, sections, yields, lag_ms_measured, duration_ms; optional
+    (absent from the frame when absent from the file): hog_ms, n_hogs, repeat, passes,
+    lag_ms_median, lag_ms_during, lag_ms_others, fs_ms, written_bytes (see the schema for
+    units). Rows that do not parse, name an unknown mode, have no sections or a negative
+    count or time go to ``frame.attrs["rejects"]``;
     ``strict=True`` raises :class:`~workbench.errors.ParseError` for the first.
     """
-    return read_table(source, CAPTURE_SCHEMA, strict=strict, rules=_CAPTURE_RULES)
+    return read_table(source, CAPTURE_SCHEMA, strict=strict, rules=_REQUIRED_RULES, check=_check_optional)
 
 
 # --------------------------------------------------------------------------- command line

@@ -31,6 +31,7 @@ from ..schema import Column, Schema, requires
 from ..sources import Source
 from ..stats import wilson_interval
 from ..tables import Above, AtLeast, read_table
+from ..verdicts import Decision, decide, intervals_disjoint
 
 # --------------------------------------------------------------------------- schemas
 
@@ -41,7 +42,8 @@ PUBLISHED_SCHEMA = Schema(
         "(config sections, mean loop-pass time) combination."
     ),
     columns=(
-        Column("sections", "int", "count", "number of config sections written as files"),
+        Column("sections", "int", "count", "number of config sections written as files (optional: needed for "
+               "yields against sections, the prediction and the timeout scenario)", required=False),
         Column("event_loop_ms", "float", "ms", "mean event-loop pass time on the instance"),
         Column("duration_ms", "float", "ms", "wall-clock duration of the config save"),
         Column("yields", "int", "count", "fiber context switches (yields) counted during prepare"),
@@ -58,19 +60,24 @@ __getattr__ = _moved.forward(__name__)  # the capture format moved to workbench.
 # --------------------------------------------------------------------------- loading
 
 def read_published(source: Source, strict: bool = False) -> pd.DataFrame:
-    """Load the published table (CSV: sections, event_loop_ms, duration_ms, yields).
+    """Load the published table (CSV: event_loop_ms, duration_ms, yields and optionally sections).
 
     Accepts a path (plain or compressed), an open stream or the CSV text itself.
-    Returns a frame with :data:`PUBLISHED_SCHEMA`: ``sections`` (int),
-    ``event_loop_ms`` (float, ms), ``duration_ms`` (float, ms), ``yields`` (int).
+    Returns a frame with :data:`PUBLISHED_SCHEMA`: ``sections`` (int, only when the
+    file has it), ``event_loop_ms`` (float, ms), ``duration_ms`` (float, ms), ``yields`` (int).
     Rows that do not parse (or carry negative values, or no sections) are kept in
     ``frame.attrs["rejects"]``; ``strict=True`` raises
     :class:`~workbench.errors.ParseError` at the first. Missing columns raise :class:`~workbench.errors.SchemaError` naming the
     file and the columns.
     """
     return read_table(source, PUBLISHED_SCHEMA, strict=strict, rules={
-        "sections": Above(0), "event_loop_ms": AtLeast(0.0), "duration_ms": AtLeast(0.0), "yields": AtLeast(0),
-    })
+        "event_loop_ms": AtLeast(0.0), "duration_ms": AtLeast(0.0), "yields": AtLeast(0),
+    }, check=_check_sections)
+
+
+def _check_sections(record: dict[str, object]) -> str | None:
+    bad = Above(0)(record["sections"]) if "sections" in record else None
+    return None if bad is None else f"column 'sections': {bad}"
 
 
 # --------------------------------------------------------------------------- least squares
@@ -517,7 +524,7 @@ def weigh_options(
     lags: LognormalLag,
     n_instances: int = 200,
     target_risk: float = 0.01,
-    offloaded_passes: float = 2.0,
+    offloaded_passes: float | None = 2.0,
 ) -> pd.DataFrame:
     """What each remedy must achieve to bring P(slowest > timeout) down to ``target_risk``.
 
@@ -525,7 +532,8 @@ def weigh_options(
     ``option``): "now" (the current risk), "refactor" (median loop lag needed, ms),
     "fewer sections" (largest section count), "longer timeout" (timeout needed, ms),
     "offload save" (risk when the save costs ``offloaded_passes`` loop passes instead
-    of yields × slope). Columns: option, knob, now, needed, unit, risk_after.
+    of yields × slope; left out when ``offloaded_passes`` is None or not finite, i.e.
+    not measured). Columns: option, knob, now, needed, unit, risk_after.
     """
     q = slowest_lag_ms(lags, n_instances, target_risk)
     y_now = float(predicted_yields(yields_fit, sections))
@@ -538,9 +546,6 @@ def weigh_options(
     s_max = math.floor((y_max - yields_fit.base_yields) / yields_fit.yields_per_section)
     # longer timeout
     t_needed = fit.intercept_ms + fit.slope * y_now * q
-    # offload: the save waits a fixed number of passes whatever the section count
-    p_off = _point_risk(fit, yields_fit, sections, timeout_ms, lags, n_instances,
-                        yields=offloaded_passes / fit.slope)
 
     def risk_with(**kw: float) -> float:
         lg = LognormalLag(kw.get("median", lags.median_ms), lags.sigma)
@@ -554,34 +559,151 @@ def weigh_options(
         ("fewer sections", "config sections", float(sections), float(max(s_max, 0)), "count",
          risk_with(sections=max(s_max, 0)) if s_max >= 0 else float("nan")),
         ("longer timeout", "prepare timeout", timeout_ms, t_needed, "ms", risk_with(timeout=t_needed * (1 + 1e-9))),
-        ("offload save", "yields per save", y_now, offloaded_passes / fit.slope, "count", p_off),
     ]
+    if offloaded_passes is not None and math.isfinite(offloaded_passes):
+        # offload: the save waits a fixed number of passes whatever the section count
+        p_off = _point_risk(fit, yields_fit, sections, timeout_ms, lags, n_instances,
+                            yields=offloaded_passes / fit.slope)
+        rows.append(("offload save", "yields per save", y_now, offloaded_passes / fit.slope, "count", p_off))
     return pd.DataFrame(rows, columns=["option", "knob", "now", "needed", "unit", "risk_after"])
 
 
 # --------------------------------------------------------------------------- lab analyses
 
-def fit_lab(capture: pd.DataFrame, level: float = 0.95) -> DurationFit:
-    """Fit the yielding saves of a lab capture: duration_ms against yields × measured mean loop-pass time."""
-    requires(capture, "mode", "yields", "lag_ms_measured", "duration_ms")
+def fit_lab(capture: pd.DataFrame, level: float = 0.95, lag_col: str | None = None) -> DurationFit:
+    """Fit the yielding saves of a capture: duration_ms against yields × loop lag.
+
+    ``lag_col`` names the lag column; by default ``lag_ms_others`` (the loop lag each save
+    got from the other tasks while it ran) when the capture has it, else
+    ``lag_ms_measured`` (the loop lag measured around the save).
+    """
+    requires(capture, "mode", "yields", "duration_ms")
+    col = lab_lag_column(capture) if lag_col is None else lag_col
+    requires(capture, col, by="fit_lab")
     y = capture[capture["mode"] == "yielding"]
     if len(y) < 3:
         raise UsageError(f"fit_lab: need at least 3 yielding saves in the capture, got {len(y)}")
-    return fit_duration(y, lag_col="lag_ms_measured", level=level)
+    return fit_duration(y, lag_col=col, level=level)
+
+
+def lab_lag_column(capture: pd.DataFrame) -> str:
+    """The lag column :func:`fit_lab` uses: ``lag_ms_others`` when present, else ``lag_ms_measured``."""
+    return "lag_ms_others" if "lag_ms_others" in capture.columns else "lag_ms_measured"
+
+
+# --------------------------------------------------------------------------- decisions
+
+#: how far from one loop pass per yield still counts as "one pass" (±, in passes per yield)
+PASS_MARGIN = 0.25
+
+YIELD_COST_RULE = (
+    "equivalence to one pass: 'yes' when the whole confidence interval of loop passes per yield lies within "
+    "1 ± margin, 'no' when it lies wholly outside that band (then each yield costs measurably more or fewer "
+    "passes), 'inconclusive' when it straddles an edge of the band (too few or too scattered points)"
+)
+
+
+def _passes_decision(question: str, est: float, ci: tuple[float, float], level: float, margin: float,
+                     what: str, evidence: dict[str, object], caveats: list[str]) -> Decision:
+    lo, hi = ci
+    band = (1.0 - margin, 1.0 + margin)
+    finite = all(math.isfinite(v) for v in (est, lo, hi))
+    inside = finite and band[0] <= lo and hi <= band[1]
+    outside = finite and (hi < band[0] or lo > band[1])
+    ci_text = f"{level:.0%} CI {lo:.2f} to {hi:.2f}"
+    if not finite:
+        because_inc = f"{what} give no finite estimate of passes per yield"
+    elif lo <= 0 <= hi:
+        because_inc = (f"{what}: {est:.2f} loop passes per yield ({ci_text}); the interval includes 0, so "
+                       f"these data cannot tell one loop pass per yield from none")
+    else:
+        because_inc = (f"{what}: {est:.2f} loop passes per yield ({ci_text}); the interval straddles the edge "
+                       f"of {band[0]:.2f} to {band[1]:.2f}, so neither one pass nor a different cost is shown")
+    side = "more" if finite and lo > band[1] else "fewer"
+    caveats = [*caveats, f"rule: yes when the whole interval lies within 1 ± {margin:g} passes per yield, no when "
+                         f"it lies wholly outside, otherwise inconclusive"]
+    return decide(
+        question, yes=inside, no=outside,
+        because_yes=(f"{what}: {est:.2f} loop passes per yield ({ci_text}), within {band[0]:.2f} to "
+                     f"{band[1]:.2f}: each yield waits about one loop pass"),
+        because_no=(f"{what}: {est:.2f} loop passes per yield ({ci_text}), {side} than {band[0]:.2f} to "
+                    f"{band[1]:.2f}: each yield costs {side} than one loop pass"),
+        because_inconclusive=because_inc,
+        evidence={"passes_per_yield": est, "ci_lo": lo, "ci_hi": hi, "level": level, "margin": margin,
+                  **evidence},
+        caveats=tuple(caveats),
+    )
+
+
+def yield_cost_decision(fit: DurationFit, margin: float = PASS_MARGIN, what: str = "the fit") -> Decision:
+    """Does each yield cost one loop pass? From a :class:`DurationFit`'s slope and its interval.
+
+    The slope of duration against yields × loop lag is the loop passes one yield costs.
+    Rule (:data:`YIELD_COST_RULE`): yes when the slope's CI lies within ``1 ± margin``,
+    no when it lies wholly outside, inconclusive otherwise. Evidence: passes_per_yield,
+    ci_lo, ci_hi, level, margin, n_points, r2, intercept_ms.
+    """
+    caveats = []
+    if fit.dof < 3:
+        caveats.append(f"only {fit.n} points ({fit.dof} degrees of freedom): the interval rests on the line "
+                       f"being the right model")
+    if math.isfinite(fit.r2) and fit.r2 < 0.9:
+        caveats.append(f"the line explains only {fit.r2:.0%} of the variance in duration")
+    return _passes_decision(
+        "Does each yield cost one loop pass?", fit.slope, fit.slope_ci, fit.level, margin,
+        f"{what} ({fit.n} saves, R² {fit.r2:.3f})",
+        {"n_points": fit.n, "r2": fit.r2, "intercept_ms": fit.intercept_ms}, caveats)
+
+
+def passes_per_yield_decision(capture: pd.DataFrame, level: float = 0.95,
+                              margin: float = PASS_MARGIN) -> Decision:
+    """Does each yield cost one loop pass, counted directly? Loop passes a probe counted per yield.
+
+    Uses the yielding saves with at least one yield: the mean of passes / yields with a
+    Student t interval over saves, judged by :data:`YIELD_COST_RULE`. Evidence:
+    passes_per_yield, ci_lo, ci_hi, level, margin, n_saves, min_ratio, max_ratio.
+    """
+    requires(capture, "mode", "yields", "passes")
+    y = capture[(capture["mode"] == "yielding") & (capture["yields"] > 0)]
+    r = (y["passes"] / y["yields"]).to_numpy(float)
+    n = len(r)
+    caveats: list[str] = []
+    if n >= 2:
+        from scipy import stats
+
+        mean, sd = float(r.mean()), float(r.std(ddof=1))
+        half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+        ci = (mean - half, mean + half)
+        if sd == 0:
+            caveats.append(f"all {n} saves gave the same ratio, so the interval has zero width")
+    else:
+        mean = float(r[0]) if n else float("nan")
+        ci = (float("nan"), float("nan"))
+        caveats.append(f"{n} yielding save(s) with yields: no interval")
+    return _passes_decision(
+        "Does each yield cost one loop pass (passes counted during the save)?", mean, ci, level, margin,
+        f"the probe's count over {n} yielding saves",
+        {"n_saves": n, "min_ratio": float(r.min()) if n else float("nan"),
+         "max_ratio": float(r.max()) if n else float("nan")}, caveats)
 
 
 @dataclass(frozen=True)
 class OffloadComparison:
-    """How each save mode's duration responds to sections × loop lag in a lab capture.
+    """How each save mode's duration responds to sections × loop lag in a capture.
 
     Fields: yielding_slope_ms, offloaded_slope_ms (ms of duration per section·ms of
-    measured lag, OLS over all saves of the mode), slope_ratio (offloaded / yielding),
-    yielding_spread_ms, offloaded_spread_ms (90th − 10th percentile of duration across
-    the sweep), spread_ratio (offloaded / yielding), worst_sections, worst_hog_ms (the
-    largest sections × hog point), yielding_worst_ms, offloaded_worst_ms (medians over
-    repeats there), speedup (yielding_worst_ms / offloaded_worst_ms),
-    offloaded_passes (median of offloaded duration / measured lag, loaded runs only;
-    NaN without load).
+    measured lag, OLS over all saves of the mode) and their CIs at ``level``
+    (yielding_slope_ci, offloaded_slope_ci; NaN when the mode has fewer than 3 saves or
+    one sections × lag value), slope_ratio (offloaded / yielding), yielding_spread_ms,
+    offloaded_spread_ms (90th − 10th percentile of duration), spread_ratio (offloaded /
+    yielding), worst_sections, worst_hog_ms (the heaviest point: the largest section
+    count at the largest ``hog_ms``; NaN when the capture has no ``hog_ms``, then each
+    mode's saves in its top quarter of measured lag at the largest section count),
+    worst_lag_ms (median measured lag there), yielding_worst_ms, offloaded_worst_ms
+    (median durations there), speedup (yielding_worst_ms / offloaded_worst_ms),
+    offloaded_passes (median of offloaded duration / measured lag over loaded runs:
+    ``hog_ms > 0``, or without ``hog_ms`` lag at or above the offloaded saves' median
+    lag; NaN when there are none), level.
     """
 
     yielding_slope_ms: float
@@ -596,60 +718,127 @@ class OffloadComparison:
     offloaded_worst_ms: float
     speedup: float
     offloaded_passes: float
+    yielding_slope_ci: tuple[float, float] = (math.nan, math.nan)
+    offloaded_slope_ci: tuple[float, float] = (math.nan, math.nan)
+    worst_lag_ms: float = math.nan
+    level: float = 0.95
 
 
-def offload_comparison(capture: pd.DataFrame) -> OffloadComparison:
-    """Compare yielding and offloaded saves of a lab capture (see :class:`OffloadComparison`)."""
-    requires(capture, "mode", "sections", "hog_ms", "lag_ms_measured", "duration_ms")
+def offload_comparison(capture: pd.DataFrame, level: float = 0.95) -> OffloadComparison:
+    """Compare yielding and offloaded saves of a capture (see :class:`OffloadComparison`)."""
+    requires(capture, "mode", "sections", "lag_ms_measured", "duration_ms")
     missing = [m for m in _SAVE_MODES if not (capture["mode"] == m).any()]
     if missing:
         raise UsageError(f"offload_comparison: the capture has no saves in mode(s) {missing}; "
                          f"need both {list(_SAVE_MODES)}")
     out: dict[str, float] = {}
+    cis: dict[str, tuple[float, float]] = {}
     for mode in _SAVE_MODES:
         d = capture[capture["mode"] == mode]
         x = d["sections"].to_numpy(float) * d["lag_ms_measured"].to_numpy(float)
-        slope = _ols(x, d["duration_ms"].to_numpy(float)).slope if np.ptp(x) > 0 and len(d) >= 3 else float("nan")
-        out[f"{mode}_slope"] = slope
+        if len(d) >= 3 and np.ptp(x) > 0:
+            o = _ols(x, d["duration_ms"].to_numpy(float))
+            slope, ci = o.slope, _ci(o.slope, float(np.sqrt(o.cov[1, 1])), o.dof, level)
+        else:
+            slope, ci = float("nan"), (float("nan"), float("nan"))
+        out[f"{mode}_slope"], cis[mode] = slope, (float(ci[0]), float(ci[1]))
         q10, q90 = np.quantile(d["duration_ms"], [0.1, 0.9])
         out[f"{mode}_spread"] = float(q90 - q10)
-    key = capture["sections"].astype(float) * capture["hog_ms"].astype(float)
-    worst = capture.loc[key == key.max()]
-    ws = int(worst["sections"].max())
-    wh = float(worst.loc[worst["sections"] == ws, "hog_ms"].max())
-    at = capture[(capture["sections"] == ws) & (capture["hog_ms"] == wh)]
+    ws = int(capture["sections"].max())
+    at_s = capture[capture["sections"] == ws]
+    if "hog_ms" in capture.columns:
+        wh = float(at_s["hog_ms"].max())
+        at = at_s[at_s["hog_ms"] == wh]
+        loaded = capture[(capture["mode"] == "offloaded") & (capture["hog_ms"] > 0)]
+    else:
+        wh = float("nan")
+        top = at_s.groupby("mode")["lag_ms_measured"].transform(lambda v: v.quantile(0.75))
+        at = at_s[at_s["lag_ms_measured"] >= top]
+        off = capture[capture["mode"] == "offloaded"]
+        loaded = off[(off["lag_ms_measured"] >= off["lag_ms_measured"].median()) & (off["lag_ms_measured"] > 0)]
     yw = float(at.loc[at["mode"] == "yielding", "duration_ms"].median())
     ow = float(at.loc[at["mode"] == "offloaded", "duration_ms"].median())
-    loaded = capture[(capture["mode"] == "offloaded") & (capture["hog_ms"] > 0)]
     passes = float((loaded["duration_ms"] / loaded["lag_ms_measured"]).median()) if len(loaded) else float("nan")
+
+    def ratio(a: float, b: float) -> float:
+        return a / b if b != 0 and math.isfinite(b) else float("nan")
+
     return OffloadComparison(
         yielding_slope_ms=out["yielding_slope"], offloaded_slope_ms=out["offloaded_slope"],
-        slope_ratio=out["offloaded_slope"] / out["yielding_slope"],
+        slope_ratio=ratio(out["offloaded_slope"], out["yielding_slope"]),
         yielding_spread_ms=out["yielding_spread"], offloaded_spread_ms=out["offloaded_spread"],
-        spread_ratio=out["offloaded_spread"] / out["yielding_spread"],
+        spread_ratio=ratio(out["offloaded_spread"], out["yielding_spread"]),
         worst_sections=ws, worst_hog_ms=wh, yielding_worst_ms=yw, offloaded_worst_ms=ow,
-        speedup=yw / ow, offloaded_passes=passes,
+        speedup=ratio(yw, ow), offloaded_passes=passes,
+        yielding_slope_ci=cis["yielding"], offloaded_slope_ci=cis["offloaded"],
+        worst_lag_ms=float(at["lag_ms_measured"].median()), level=level,
+    )
+
+
+def offload_decision(cmp: OffloadComparison) -> Decision:
+    """Does offloading the file work take the save off the sections × loop-lag path?
+
+    Rule: the slopes of duration against sections × measured lag, with their CIs.
+    'yes' when the yielding slope's CI is above 0 and the offloaded slope's CI lies wholly
+    below it (disjoint); 'no' when the offloaded slope's CI lies at or above the yielding
+    slope's estimate (the offloaded save grows at least as fast); 'inconclusive'
+    otherwise (overlapping intervals, too few saves, or yielding saves that do not grow
+    with sections × lag in this capture). Evidence: both slopes and CIs, speedup and
+    durations at the heaviest point, offloaded_passes.
+    """
+    ys, oslope = cmp.yielding_slope_ms, cmp.offloaded_slope_ms
+    (ylo, yhi), (olo, ohi) = cmp.yielding_slope_ci, cmp.offloaded_slope_ci
+    finite = all(math.isfinite(v) for v in (ys, oslope, ylo, yhi, olo, ohi))
+    grows = finite and ylo > 0
+    yes = grows and intervals_disjoint(cmp.yielding_slope_ci, cmp.offloaded_slope_ci) and ohi < ylo
+    no = finite and olo >= ys
+    lvl = f"{cmp.level:.0%} CI"
+    at = (f"{cmp.worst_sections} sections, hog {cmp.worst_hog_ms:g} ms" if math.isfinite(cmp.worst_hog_ms)
+          else f"{cmp.worst_sections} sections, measured lag about {cmp.worst_lag_ms:.1f} ms")
+    slopes = (f"the yielding save grows {ys:.3g} ms per section·ms of loop lag ({lvl} {ylo:.3g} to {yhi:.3g}), "
+              f"the offloaded one {oslope:.3g} ({lvl} {olo:.3g} to {ohi:.3g})")
+    heavy = (f"; at the heaviest point ({at}) {cmp.yielding_worst_ms:.0f} ms against "
+             f"{cmp.offloaded_worst_ms:.1f} ms" if math.isfinite(cmp.speedup) else "")
+    if not finite:
+        inc = "one of the modes has too few saves or a single sections × lag value, so no slope with an interval"
+    elif not grows:
+        inc = (f"{slopes}: the yielding saves themselves do not grow measurably with sections × lag in this "
+               f"capture, so there is nothing for offloading to remove")
+    else:
+        inc = f"{slopes}: the intervals overlap"
+    return decide(
+        "Does offloading the file work take the save off the sections × loop-lag path?", yes=yes, no=no,
+        because_yes=f"{slopes}: the intervals do not overlap{heavy}",
+        because_no=f"{slopes}: the offloaded save grows at least as fast{heavy}",
+        because_inconclusive=inc + heavy,
+        evidence={"yielding_slope_ms": ys, "yielding_slope_ci": list(cmp.yielding_slope_ci),
+                  "offloaded_slope_ms": oslope, "offloaded_slope_ci": list(cmp.offloaded_slope_ci),
+                  "speedup": cmp.speedup, "yielding_worst_ms": cmp.yielding_worst_ms,
+                  "offloaded_worst_ms": cmp.offloaded_worst_ms, "worst_sections": cmp.worst_sections,
+                  "offloaded_passes": cmp.offloaded_passes},
     )
 
 
 def lab_summary(capture: pd.DataFrame) -> pd.DataFrame:
-    """Medians over repeats per (mode, sections, hog_ms).
+    """Medians over repeats per (mode, sections, hog_ms) — per (mode, sections) without ``hog_ms``.
 
-    Returns columns mode, sections, hog_ms, runs, yields, lag_ms_measured,
-    duration_ms, passes, fs_ms.
+    Returns columns mode, sections, hog_ms (when the capture has it), runs, yields,
+    lag_ms_measured, duration_ms, and passes, fs_ms when the capture has them.
     """
-    requires(capture, "mode", "sections", "hog_ms", "duration_ms", "yields", "lag_ms_measured", "passes", "fs_ms")
-    g = capture.groupby(["mode", "sections", "hog_ms"], sort=True)
-    out = g.agg(runs=("duration_ms", "size"), yields=("yields", "median"),
-                lag_ms_measured=("lag_ms_measured", "median"), duration_ms=("duration_ms", "median"),
-                passes=("passes", "median"), fs_ms=("fs_ms", "median")).reset_index()
-    return out
+    requires(capture, "mode", "sections", "duration_ms", "yields", "lag_ms_measured")
+    keys = ["mode", "sections"] + (["hog_ms"] if "hog_ms" in capture.columns else [])
+    aggs = {"runs": ("duration_ms", "size"), "yields": ("yields", "median"),
+            "lag_ms_measured": ("lag_ms_measured", "median"), "duration_ms": ("duration_ms", "median")}
+    for c in ("passes", "fs_ms"):
+        if c in capture.columns:
+            aggs[c] = (c, "median")
+    return capture.groupby(keys, sort=True).agg(**aggs).reset_index()
 
 
 __all__ = [
-    "CI_BASIS", "DurationFit", "EmpiricalLag", "LognormalLag",
+    "CI_BASIS", "PASS_MARGIN", "YIELD_COST_RULE", "DurationFit", "EmpiricalLag", "LognormalLag",
     "OffloadComparison", "PUBLISHED_SCHEMA", "TimeoutRisk", "YieldsFit", "as_lag_distribution",
-    "fit_band", "fit_duration", "fit_lab", "fit_yields", "lab_summary", "lag_threshold_ms",
-    "offload_comparison", "predict_duration_ms", "predicted_yields", "prediction_grid",
-    "read_published", "risk_curve", "slowest_lag_ms", "timeout_risk", "weigh_options",
+    "fit_band", "fit_duration", "fit_lab", "fit_yields", "lab_lag_column", "lab_summary", "lag_threshold_ms",
+    "offload_comparison", "offload_decision", "passes_per_yield_decision", "predict_duration_ms", "predicted_yields", "prediction_grid",
+    "read_published", "risk_curve", "slowest_lag_ms", "timeout_risk", "weigh_options", "yield_cost_decision",
 ]

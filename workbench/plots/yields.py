@@ -110,18 +110,21 @@ def plot_risk_curve(curve: pd.DataFrame, timeout_ms: float, n_instances: int, si
 
 
 def plot_lab_fit(capture: pd.DataFrame, fit: DurationFit, band: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Lab: yielding saves' duration vs yields × measured lag, coloured by hog time, with the fit."""
+    """Yielding saves' duration vs yields × loop lag (the fit's own points), coloured by sections, with the fit.
+
+    ``fit`` is :func:`workbench.models.yields.fit_lab` of ``capture`` (its points are the
+    capture's yielding saves, in order).
+    """
     ax = new_axes(ax)
     y = capture[capture["mode"] == "yielding"]
-    sc = ax.scatter(y["yields"] * y["lag_ms_measured"], y["duration_ms"], c=y["sections"], cmap="viridis",
-                    s=30, zorder=3)
+    sc = ax.scatter(fit.x_ms, fit.y_ms, c=y["sections"].to_numpy(), cmap="viridis", s=30, zorder=3)
     ax.plot(band["x_ms"], band["fitted_ms"], color="#c0392b",
             label=f"fit: {fit.intercept_ms:.1f} ms + {fit.slope:.3f} × yields × lag  (R² = {fit.r2:.4f})")
     ax.plot(band["x_ms"], band["x_ms"], color="#7f8c8d", ls=":", label="one loop pass per yield")
     ax.figure.colorbar(sc, ax=ax, label="config sections")
     ax.set_xlabel("yields × measured mean loop-pass time (ms)")
     ax.set_ylabel("save duration (ms)")
-    ax.set_title("asyncio reproduction: yielding save")
+    ax.set_title("Reproduction on an event loop: yielding save")
     ax.legend(fontsize=8, loc="upper left")
     return ax
 
@@ -141,7 +144,7 @@ def plot_offload(summary: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.margins(x=0.08)
     ax.set_xlabel("sections × measured mean loop-pass time (section·ms, log)")
     ax.set_ylabel("median save duration (ms, log)")
-    ax.set_title("The fix: offloading the save to a thread removes the sections × lag term")
+    ax.set_title("Yielding and offloaded saves against sections × loop lag")
     ax.legend(fontsize=8)
     return ax
 
