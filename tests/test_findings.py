@@ -58,8 +58,8 @@ def _notebook(*outputs: dict) -> nbformat.NotebookNode:
 
 
 def test_mime_type_carries_the_format_version() -> None:
-    assert FINDING_VERSION == 2
-    assert FINDING_MIME == "application/vnd.workbench.finding.v2+json"
+    assert FINDING_VERSION == 3
+    assert FINDING_MIME == "application/vnd.workbench.finding.v3+json"
     assert LEGACY_FINDING_MIME == "application/vnd.workbench.finding+json"
 
 
@@ -74,8 +74,8 @@ def test_read_findings_reads_the_unversioned_mime_type_of_older_notebooks() -> N
 
 
 def test_read_findings_refuses_newer_formats_and_broken_payloads(tmp_path) -> None:
-    newer = _notebook({"application/vnd.workbench.finding.v3+json": {"name": "n", "value": 1}})
-    with pytest.raises(ParseError, match=r"cell 1: finding format v3 is newer.*v2"):
+    newer = _notebook({"application/vnd.workbench.finding.v4+json": {"name": "n", "value": 1}})
+    with pytest.raises(ParseError, match=r"cell 1: finding format v4 is newer.*v3"):
         read_findings(newer)
     path = tmp_path / "broken.ipynb"
     nbformat.write(_notebook({FINDING_MIME: {"value": 1}}), str(path))
@@ -85,13 +85,30 @@ def test_read_findings_refuses_newer_formats_and_broken_payloads(tmp_path) -> No
         read_findings(_notebook({FINDING_MIME: {"name": "n", "value": 1, "colour": "red"}}))
     with pytest.raises(ParseError, match="not valid JSON"):
         read_findings(_notebook({FINDING_MIME: "{nope"}))
+    with pytest.raises(ParseError, match=r"unexpected keys \['headline'\] for a v2 finding"):
+        read_findings(_notebook({"application/vnd.workbench.finding.v2+json": {"name": "n", "value": 1,
+                                                                               "headline": True}}))
+    with pytest.raises(ParseError, match="'headline' must be true or false"):
+        read_findings(_notebook({FINDING_MIME: {"name": "n", "value": 1, "headline": "yes"}}))
+
+
+def test_headline_findings_say_so_and_others_keep_their_payload() -> None:
+    f = record_finding("tail_worse", {"verdict": "yes", "because": "CIs do not overlap", "evidence": {}},
+                       headline=True)
+    assert f.headline and f.to_json()["headline"] is True
+    assert "headline" not in record_finding("n", 1).to_json()
+    assert read_findings(_notebook({FINDING_MIME: f.to_json()}))["tail_worse"].headline
+    assert format_value(f.value) == "yes — CIs do not overlap"
 
 
 def test_format_value() -> None:
-    assert format_value(1.23456, "ms") == "1.235 ms"
+    assert format_value(1.23456, "ms") == "1.23 ms"
+    assert format_value(1.563053e11, "bytes") == "146 GiB" and format_value(1e4, "ms") == "10 s"
+    assert format_value(120.0, "rows") == "120 rows" and format_value(0.21) == "0.21"
     assert format_value({"1": 0.5, "2": [1.0, 2]}) == "{1: 0.5, 2: [1, 2]}"
-    assert format_value({"10": 1, "5": 2, "100": 3}, "ms") == "{5: 2, 10: 1, 100: 3} ms"
+    assert format_value({"10": 1, "5": 2, "100": 3}, "ms") == "{5: 2 ms, 10: 1 ms, 100: 3 ms}"
     assert format_value({"b": 1, "a": 2}) == "{b: 1, a: 2}"
+    assert format_value([], "ms") == "none"
 
 
 def test_findings_carry_ci_tolerance_and_direction() -> None:

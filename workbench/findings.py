@@ -38,8 +38,8 @@ from .errors import ParseError, UsageError
 if TYPE_CHECKING:
     import nbformat
 
-#: version of the finding payload written by :func:`record_finding` (v1 and v2 are read)
-FINDING_VERSION = 2
+#: version of the finding payload written by :func:`record_finding` (v1, v2 and v3 are read)
+FINDING_VERSION = 3
 #: MIME type of the display output that carries a finding in a notebook
 FINDING_MIME = f"application/vnd.workbench.finding.v{FINDING_VERSION}+json"
 #: MIME type written before the payload carried a version (same payload as version 1)
@@ -51,6 +51,8 @@ _MIME_RE = re.compile(r"application/vnd\.workbench\.finding(?:\.v(\d+))?\+json")
 _V1_KEYS = ("name", "value", "unit", "explain")
 #: optional payload keys a v2 finding adds: what a comparison needs
 UNCERTAINTY_KEYS = ("ci", "tolerance", "rel_tolerance", "better")
+#: optional payload key a v3 finding adds: one of the few answers the index leads with
+HEADLINE_KEY = "headline"
 #: directions a finding may declare
 DIRECTIONS = ("lower", "higher")
 
@@ -69,11 +71,14 @@ class Finding:
     tolerance: float | None = None
     rel_tolerance: float | None = None
     better: str | None = None
+    headline: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The payload: the four v1 keys always, the uncertainty keys only when set."""
+        """The payload: the four v1 keys always, the uncertainty keys only when set, ``headline`` only when true."""
         d = asdict(self)
-        return {k: v for k, v in d.items() if k in _V1_KEYS or v is not None}
+        if not d.pop(HEADLINE_KEY):
+            return {k: v for k, v in d.items() if k in _V1_KEYS or v is not None}
+        return {**{k: v for k, v in d.items() if k in _V1_KEYS or v is not None}, HEADLINE_KEY: True}
 
     def uncertainty(self) -> dict[str, Any]:
         """The uncertainty keys that are set (``{}`` for a finding that declares none)."""
@@ -132,28 +137,22 @@ def _key(k: Any) -> str:
     return str(k)
 
 
-def _ordered(d: dict) -> list[tuple[Any, Any]]:
-    """Items in numeric key order when every key is a number (JSON keys are strings: "10" < "5")."""
-    try:
-        return sorted(d.items(), key=lambda kv: float(kv[0]))
-    except (TypeError, ValueError):
-        return list(d.items())
-
-
 def format_value(value: Any, unit: str | None = None) -> str:
-    """A short human rendering of a finding's value (used in notebooks and the index)."""
+    """A short human rendering of a finding's value (used in notebooks and the index).
 
-    def fmt(v: Any) -> str:
-        if isinstance(v, float):
-            return f"{v:.4g}"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in _ordered(v)) + "}"
-        if isinstance(v, list):
-            return "[" + ", ".join(fmt(x) for x in v) + "]"
-        return str(v)
+    Numbers go through :mod:`workbench.readable` (no scientific notation, counts as
+    integers, known units rescaled to fit); a decision's summary reads "verdict — because".
+    """
+    from . import readable
 
-    text = fmt(value)
-    return f"{text} {unit}" if unit else text
+    if is_decision(value):
+        return f"{value['verdict']} — {value['because']}" if value.get("because") else str(value["verdict"])
+    return readable.value(value, unit)
+
+
+def is_decision(value: Any) -> bool:
+    """True for the summary of a :class:`~workbench.verdicts.Decision` (``verdict``, ``because``, …)."""
+    return isinstance(value, dict) and value.get("verdict") in ("yes", "no", "inconclusive") and "because" in value
 
 
 def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -228,7 +227,7 @@ def describe_uncertainty(finding: Finding) -> str:
 
 def record_finding(name: str, value: Any, unit: str | None = None, explain: str | None = None, *,
                    ci: Any = None, tolerance: float | None = None, rel_tolerance: float | None = None,
-                   better: str | None = None) -> Finding:
+                   better: str | None = None, headline: bool = False) -> Finding:
     """Record a named finding: display it and embed it in the notebook's outputs.
 
     ``value`` must be JSON-serialisable after :func:`to_jsonable` (numbers,
@@ -236,7 +235,8 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
     ``ci=(low, high)`` is its confidence interval (bounds shaped like the value; a
     NaN bound means none for that element); ``tolerance`` / ``rel_tolerance`` the
     smallest change that matters for a value without a CI; ``better`` ("lower" or
-    "higher") which way is an improvement. Wrong ones raise
+    "higher") which way is an improvement; ``headline=True`` puts it among the
+    two to four answers the report's index leads with. Wrong ones raise
     :class:`~workbench.errors.UsageError`. Returns the :class:`Finding`; outside
     IPython it only returns it.
     """
@@ -248,7 +248,7 @@ def record_finding(name: str, value: Any, unit: str | None = None, explain: str 
     finding = Finding(name=name, value=json_value, unit=unit, explain=explain, ci=pair,
                       tolerance=None if tolerance is None else float(_plain_number(tolerance)),
                       rel_tolerance=None if rel_tolerance is None else float(_plain_number(rel_tolerance)),
-                      better=better)
+                      better=better, headline=bool(headline))
     json.dumps(finding.to_json(), allow_nan=False)  # fail here, not in the report
     try:
         from IPython import get_ipython
@@ -316,7 +316,8 @@ def finding_from_json(payload: Any, source: str, where: str, version: int = FIND
             payload = json.loads(payload)
         except json.JSONDecodeError as exc:
             raise ParseError(source, None, text, f"{where}: a finding is not valid JSON ({exc})") from exc
-    allowed = set(_V1_KEYS) | (set(UNCERTAINTY_KEYS) if version >= 2 else set())
+    allowed = (set(_V1_KEYS) | (set(UNCERTAINTY_KEYS) if version >= 2 else set())
+               | ({HEADLINE_KEY} if version >= 3 else set()))
     reason = None
     if not isinstance(payload, dict) or not isinstance(payload.get("name"), str) or "value" not in payload:
         reason = "expected an object with 'name' (text) and 'value'"
@@ -330,4 +331,6 @@ def finding_from_json(payload: Any, source: str, where: str, version: int = FIND
             reason = str(exc)
     if reason is not None:
         raise ParseError(source, None, text, f"{where}: not a finding: {reason}")
+    if not isinstance(payload.get(HEADLINE_KEY, False), bool):
+        raise ParseError(source, None, text, f"{where}: not a finding: 'headline' must be true or false")
     return Finding(**payload)

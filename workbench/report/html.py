@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..findings import describe_uncertainty, format_value
+from ..findings import Finding, describe_uncertainty, format_value, is_decision
 
 if TYPE_CHECKING:
     from .results import NotebookResult
@@ -89,6 +89,64 @@ def page_info(name: str, title: str, status: str, started_s: float, seconds: flo
     }
 
 
+#: at most this many answers lead a notebook's card when it marks none as headline
+DEFAULT_HEADLINES = 3
+
+
+def headlines(findings: dict[str, Finding]) -> list[str]:
+    """The findings a notebook's card leads with: those marked ``headline``; else its decisions; else the first few."""
+    marked = [k for k, f in findings.items() if f.headline]
+    if marked:
+        return marked
+    decisions = [k for k, f in findings.items() if is_decision(f.value)]
+    return (decisions or list(findings))[:DEFAULT_HEADLINES]
+
+
+def _value_html(f: Finding) -> str:
+    """A finding's value for the index: a small table for a mapping of plain values, text otherwise."""
+    v = f.value
+    if isinstance(v, dict) and v and not is_decision(v) and all(not isinstance(x, dict | list) for x in v.values()):
+        rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td><b>{html.escape(format_value(x, f.unit))}</b></td></tr>"
+                       for k, x in v.items())
+        return f'<table class="kv">{rows}</table>'
+    return f"<b>{html.escape(format_value(v, f.unit))}</b>"
+
+
+def _finding_html(f: Finding) -> str:
+    noise = describe_uncertainty(f)
+    return (f"<code>{html.escape(f.name)}</code>: {_value_html(f)}"
+            + (f" <small>({html.escape(noise)})</small>" if noise else "")
+            + (f"<br><small>{html.escape(f.explain)}</small>" if f.explain else ""))
+
+
+def _card(r: NotebookResult) -> str:
+    """One notebook on the index: status, its answers first, then the rest folded."""
+    link = f'<a href="{html.escape(Path(r.html).name)}">{html.escape(r.name)}</a>' if r.html else html.escape(r.name)
+    status = '<span class="ok">ok</span>' if r.status == "ok" else '<span class="failed">failed</span>'
+    lead = headlines(r.findings)
+    answers = "".join(f"<li>{_finding_html(r.findings[k])}</li>" for k in lead)
+    rest = [f for k, f in r.findings.items() if k not in lead]
+    more = ""
+    if rest:
+        rows = "".join(f"<li>{_finding_html(f)}</li>" for f in rest)
+        more = f"<details><summary>{len(rest)} more findings</summary><ul>{rows}</ul></details>"
+    params = "".join(f"<li><code>{html.escape(k)}</code> = <code>{html.escape(repr(v))}</code></li>"
+                     for k, v in r.parameters.items())
+    params_html = (f"<details><summary>{len(r.parameters)} parameters</summary><ul>{params}</ul></details>"
+                   if r.parameters else "")
+    err = ""
+    if r.error is not None:
+        where = f" in cell {r.error.execution_count}" if r.error.execution_count is not None else ""
+        anchor = f'{html.escape(Path(r.html).name)}#{ERROR_ANCHOR}' if r.html else ""
+        err = (f'<div class="err"><b>{html.escape(r.error.ename)}</b>{where}: '
+               f"{html.escape(r.error.evalue)}"
+               + (f' (<a href="{anchor}">see the failing cell</a>)' if anchor else "") + "</div>")
+    return (f'<section class="nb"><h2>{link} {status} <small>{r.seconds:.1f} s</small></h2>'
+            f"<div><small>{html.escape(r.title)}</small></div>"
+            + (f'<ul class="answers">{answers}</ul>' if answers else "<p><small>no findings</small></p>")
+            + more + params_html + err + "</section>")
+
+
 def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
     """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
     findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
@@ -100,38 +158,26 @@ def write_index(results: list[NotebookResult], out: Path, no_input: bool = False
     (out / "report.json").write_text(
         json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results]},
                    indent=2, default=str) + "\n")
-    rows = []
-    for r in results:
-        link = f'<a href="{html.escape(Path(r.html).name)}">{html.escape(r.name)}</a>' if r.html else html.escape(r.name)
-        status = ('<span class="ok">ok</span>' if r.status == "ok" else
-                  '<span class="failed">failed</span>')
-        params = "".join(f"<li><code>{html.escape(k)}</code> = <code>{html.escape(repr(v))}</code></li>"
-                         for k, v in r.parameters.items())
-        fnd = "".join(
-            f'<li title="{html.escape(f.explain or "")}"><code>{html.escape(k)}</code> = '
-            f"<b>{html.escape(format_value(f.value, f.unit))}</b>"
-            + (f" <small>({html.escape(describe_uncertainty(f))})</small>" if describe_uncertainty(f) else "")
-            + (f'<br><small>{html.escape(f.explain)}</small>' if f.explain else "") + "</li>"
-            for k, f in r.findings.items())
-        err = ""
-        if r.error is not None:
-            where = f" in cell {r.error.execution_count}" if r.error.execution_count is not None else ""
-            anchor = f'{html.escape(Path(r.html).name)}#{ERROR_ANCHOR}' if r.html else ""
-            err = (f'<div class="err"><b>{html.escape(r.error.ename)}</b>{where}: '
-                   f"{html.escape(r.error.evalue)}"
-                   + (f' (<a href="{anchor}">see the failing cell</a>)' if anchor else "") + "</div>")
-        rows.append(
-            f"<tr><td>{link}<br><small>{html.escape(r.title)}</small></td><td>{status}</td>"
-            f"<td>{r.seconds:.1f} s</td><td><ul>{params}</ul></td><td><ul>{fnd}</ul>{err}</td></tr>")
+    cards = "".join(_card(r) for r in results)
     n_ok = sum(r.status == "ok" for r in results)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>workbench report</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'">
 <style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; width: 100%; }}
-td, th {{ border: 1px solid #ccc; padding: 6px 10px; vertical-align: top; text-align: left; }}
-th {{ background: #f0f0f0; }}
-ul {{ margin: 0; padding-left: 1.1em; }}
+body {{ font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 60em; padding: 0 1em; color: #222;
+        overflow-wrap: anywhere; }}
+section.nb {{ border: 1px solid #ccc; border-radius: 6px; padding: .6em 1em; margin: 1em 0; }}
+section.nb h2 {{ font-size: 1.15em; margin: .2em 0 .4em; }}
+ul {{ margin: .2em 0; padding-left: 1.1em; }}
+ul.answers li {{ margin: .35em 0; }}
+table {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+td, th {{ border: 1px solid #ddd; padding: 4px 8px; vertical-align: top; text-align: left; }}
+th {{ background: #f4f4f4; }}
+table.kv {{ table-layout: auto; width: auto; }}
+table.kv td {{ border: none; padding: 0 .8em 0 0; }}
+details {{ margin: .4em 0; }}
+summary {{ cursor: pointer; color: #225; }}
 .ok {{ color: #186a3b; font-weight: bold; }}
 .failed {{ color: #b03a2e; font-weight: bold; }}
 .err {{ color: #b03a2e; margin-top: .5em; white-space: pre-wrap; }}
@@ -140,9 +186,8 @@ small {{ color: #555; }}
 <h1>workbench report</h1>
 <p>{n_ok} of {len(results)} notebooks ran cleanly. Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.
 Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.json">report.json</a>.</p>
-<table><tr><th>notebook</th><th>status</th><th>run time</th><th>parameters</th><th>findings</th></tr>
-{''.join(rows)}
-</table></body></html>
+{cards}
+</body></html>
 """
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
