@@ -81,6 +81,45 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
 - ``hey`` → samples: response-time (s) → latency_s, offset (s from the run's
   start) → timestamp_s (relative), status-code → status_code; the phase columns
   as dns_dialup_s, dns_s, request_write_s, response_delay_s, response_read_s.
+- ``hey_text`` (hey's default output) → distribution of its printed quantiles:
+  percentile 0 (Fastest), the ``NN% in X secs`` lines, 100 (Slowest); its
+  histogram in attrs["histogram"].
+- ``ab`` (ab's report) → distribution of its percentage table (integer ms),
+  percentile 0 = Connection Times Total min; ``ab_percentiles`` (``-e`` CSV) →
+  distribution, percentiles 0–100; ``ab_gnuplot`` (``-g`` TSV) → samples
+  (ttime ms, start in whole epoch seconds, rows in ab's total-time order).
+- ``curl`` (``-w 'key=value …'`` lines with ``time_total=`` or ``total=``) and
+  ``curl_json`` (``-w '%{json}'`` lines) → samples: latency_s = time_total,
+  the other cumulative times as ``<name>_s``, status_code, ok.
+- ``siege`` → samples from its per-request lines (``-v``), else a distribution
+  of its summary (percentile 0 = Shortest, 100 = Longest transaction); 0.01 s
+  resolution. ``siege_log`` (its ``--log``, one row per run) is refused: use
+  ``read_siege_log``.
+- ``httperf`` → distribution of connection times (min, median, max as
+  percentiles 0, 50, 100; tag "connection").
+- ``locust_stats`` (``PREFIX_stats.csv``) → distribution per Name and
+  percentile column; ``locust_failures`` is refused (no times) but is read
+  beside a stats file into the totals.
+- ``values`` (one number per line, no header) → samples; ``unit=`` required.
+
+**Samples or distribution.** A tool that prints only quantiles gives a
+distribution frame of *its* quantiles (latency_s, percentile), never
+pseudo-samples; its minimum and maximum are percentiles 0 and 100 where it
+prints them. attrs["totals"] of a summary holds the run's counts — requests,
+failures, non_2xx, errors {kind: n}, status_codes, and which of them the
+latency figures include — and attrs["warnings"] says when any request failed
+or was not 2xx, so failures never look like successes.
+
+**Resolution.** Every frame has attrs["resolution_s"]: the step of the latency
+values as the source writes them (ab and JTL integer ms: 0.001; hey 4 decimals:
+0.0001; siege 0.01; wrk the coarsest printed step; None for full floats or the
+relative steps of HdrHistogram) and attrs["resolution_rule"] saying why.
+Modes or quanta at that step are the instrument, not the system.
+
+**Units.** hgrm values with no fractional part at all (``4227.000``) are what
+unscaled output looks like and are refused without ``unit=``; a footer
+StdDeviation above Max is flagged (attrs["warnings"] and a reject of that line).
+A ``values`` file always needs ``unit=``.
 
 Every frame carries attrs "kind", "format", "source", "rejects" (a
 :class:`workbench.schema.Rejects`: source, line, text and reason of each record

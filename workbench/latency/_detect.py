@@ -5,7 +5,10 @@ import json
 import re
 
 from ..errors import UsageError
-from ._csv import find_latency_column, normalise_name
+from ._csv import find_latency_column, is_siege_log_header, normalise_name
+from ._curl import looks_like_curl_json, looks_like_curl_pairs, looks_like_values
+from ._siege import looks_like_siege
+from ._summaries import looks_like_ab_text, looks_like_httperf, looks_like_hey_text
 from ._table import sniff_delimiter
 
 #: every format name read_latency(format=...) accepts, with what it reads
@@ -20,8 +23,22 @@ FORMATS: dict[str, str] = {
     "locust": "Locust PREFIX_stats_history.csv",
     "jmeter": "Apache JMeter JTL (CSV)",
     "hey": "hey CSV (-o csv)",
+    "hey_text": "hey's default text summary (its Latency distribution quantiles)",
+    "ab": "ApacheBench (ab) text report (its percentage table)",
+    "ab_percentiles": "ab -e CSV (Percentage served,Time in ms)",
+    "ab_gnuplot": "ab -g TSV (one row per request)",
+    "curl": "curl -w key=value timing lines (time_total= or total=)",
+    "curl_json": "curl -w '%{json}' lines",
+    "siege": "siege output: per-request lines (-v) or its summary (text, or JSON in 4.1+)",
+    "siege_log": "siege --log file (one row per run): refused as latency; see read_siege_log",
+    "httperf": "httperf summary (connection-time min/median/max)",
+    "locust_stats": "Locust PREFIX_stats.csv",
+    "locust_failures": "Locust PREFIX_failures.csv: refused as latency (no times)",
+    "values": "one latency per line, no header (needs unit=)",
 }
-ALIASES = {"tsv": "csv", "wrk2": "wrk", "jtl": "jmeter", "hdr": "hgrm", "histogram_log": "hlog", "k6json": "k6"}
+ALIASES = {"tsv": "csv", "wrk2": "wrk", "jtl": "jmeter", "hdr": "hgrm", "histogram_log": "hlog", "k6json": "k6",
+           "apachebench": "ab", "ab_e": "ab_percentiles", "ab_g": "ab_gnuplot", "hey_summary": "hey_text",
+           "locust_history": "locust", "lines": "values"}
 _HLOG_LINE = re.compile(r"^(?:Tag=[^,]*,)?[0-9.eE+-]+,[0-9.eE+-]+,[0-9.eE+-]+,HIST[A-Za-z0-9+/]", re.M)
 _EXT_HINT = {".hlog": "hlog", ".hgrm": "hgrm", ".jtl": "jmeter"}
 
@@ -53,7 +70,18 @@ def detect_format(text: str, name: str = "<text>") -> str | None:
         return None
     blob = "\n".join(head)
     first = head[0].lstrip("\ufeff").strip()
+    # tools with a text summary: recognised by their own marks before any table guess
+    if looks_like_siege(text):
+        return "siege"
+    if looks_like_hey_text(text):
+        return "hey_text"
+    if looks_like_ab_text(text):
+        return "ab"
+    if looks_like_httperf(text):
+        return "httperf"
     if first.startswith("{"):
+        if looks_like_curl_json(first):
+            return "curl_json"
         try:
             obj = json.loads(first)
         except ValueError:
@@ -70,12 +98,28 @@ def detect_format(text: str, name: str = "<text>") -> str | None:
             if "latencyDistribution" in obj or "details" in obj or ("rps" in obj and "fastest" in obj):
                 return "ghz"
         return None
+    stripped = [ln.strip() for ln in head]
+    if looks_like_curl_pairs(stripped):
+        return "curl"
+    if looks_like_values(stripped):
+        return "values"
     for ln in head:
         if ln.startswith("#"):
             continue
-        hdr = [normalise_name(h) for h in ln.split(sniff_delimiter(ln))]
+        cells = ln.split(sniff_delimiter(ln))
+        hdr = [normalise_name(h) for h in cells]
         if hdr[:4] == ["timestamp", "user_count", "type", "name"]:
             return "locust"
+        if hdr[:4] == ["type", "name", "request_count", "failure_count"]:
+            return "locust_stats"
+        if hdr[:4] == ["method", "name", "error", "occurrences"]:
+            return "locust_failures"
+        if hdr == ["percentage_served", "time_in_ms"]:
+            return "ab_percentiles"
+        if ln.split("\t") == ["starttime", "seconds", "ctime", "dtime", "ttime", "wait"]:
+            return "ab_gnuplot"
+        if is_siege_log_header(cells):
+            return "siege_log"
         if "timestamp" in hdr and "elapsed" in hdr and ("label" in hdr or "success" in hdr):
             return "jmeter"
         if hdr and hdr[0] == "response_time" and "dns_dialup" in hdr:

@@ -77,4 +77,5 @@ def read_jmeter(inp: Input, col: Collector) -> pd.DataFrame:
         else:
             out[h] = _retype(df.loc[keep, h]) if not keep.all() else df[h]
     return finish(out, SAMPLES_SCHEMA, "samples", "jmeter", col, timestamp_rule=ts_rule,
+                  resolution_s=1e-3, resolution_rule="JTL elapsed: integer ms",
                   timestamp_origin="epoch")

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import finish, iso_to_epoch
+from ._common import finish, iso_to_epoch, value_step
 from ._json import number
 from ._schemas import SAMPLES_SCHEMA
 
@@ -86,4 +86,6 @@ def read_k6(inp: Input, col: Collector, *, metric: str = "http_req_duration") ->
         frame[colname] = pd.Series([r[3].get(k, np.nan) for r in keep], dtype=object)
     if "expected_response" in keys and frame["expected_response"].notna().all():
         frame["ok"] = frame["expected_response"].astype(str).str.lower().eq("true")
-    return finish(frame, SAMPLES_SCHEMA, "samples", "k6", col, metric=metric, timestamp_origin="epoch")
+    return finish(frame, SAMPLES_SCHEMA, "samples", "k6", col, metric=metric, timestamp_origin="epoch",
+                  resolution_s=value_step(lat) if len(lat) else None,
+                  resolution_rule="decimal step of the JSON values (k6 writes float ms)")

@@ -35,13 +35,25 @@ _READERS = {
     "locust": ("_locust", "read_locust"),
     "jmeter": ("_jmeter", "read_jmeter"),
     "hey": ("_hey", "read_hey"),
+    "hey_text": ("_summaries", "read_hey_text"),
+    "ab": ("_summaries", "read_ab_text"),
+    "ab_percentiles": ("_summaries", "read_ab_percentiles"),
+    "ab_gnuplot": ("_summaries", "read_ab_gnuplot"),
+    "curl": ("_curl", "read_curl_pairs"),
+    "curl_json": ("_curl", "read_curl_json"),
+    "siege": ("_siege", "read_siege"),
+    "siege_log": ("_siege", "read_siege_log_text"),
+    "httperf": ("_summaries", "read_httperf"),
+    "locust_stats": ("_locust", "read_locust_stats"),
+    "locust_failures": ("_locust", "read_locust_failures_text"),
+    "values": ("_curl", "read_values"),
 }
 _CSV_ONLY = ("latency_column", "timestamp_column", "timestamp_unit")
 #: plain CSV files bigger than this are read in blocks with a progress bar
 STREAM_BYTES = 64 << 20
 #: size of one block when streaming
 BLOCK_BYTES = 32 << 20
-_UNIT_FORMATS = ("csv", "hlog", "hgrm")
+_UNIT_FORMATS = ("csv", "hlog", "hgrm", "values")
 #: the cache entries of read_latency: this loader's name, and the package folder whose code parses
 _CACHE_LOADER = "latency"
 _CACHE_CODE = ("latency",)
