@@ -134,6 +134,31 @@ def decompress(data: bytes, name: str = "<bytes>") -> bytes:
         raise ParseError(name, None, "", f"damaged {kind} data ({exc}); expected a complete {kind} file") from None
 
 
+def compression_of_file(path: Path) -> str | None:
+    """The compression a file's magic bytes announce (gzip, bzip2, xz, zstd), or None; the suffix is not used."""
+    with open(path, "rb") as f:
+        return compression_of(f.read(6))
+
+
+def open_decompressed(path: Path) -> IO[bytes]:
+    """A binary stream of a file's content, decompressed on the fly when its magic bytes say so.
+
+    Streams: nothing is decompressed into memory as a whole. The caller closes it.
+    """
+    kind = compression_of_file(path)
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "bzip2":
+        return bz2.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb")
+    if kind == "zstd":
+        import pyarrow as pa
+
+        return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
 def read_bytes(path: Path) -> bytes:
     """A file's content, decompressed when its magic bytes say it is compressed."""
     return decompress(path.read_bytes(), str(path))
