@@ -338,6 +338,11 @@ def read_hgrm(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
     footer_lines: dict[str, tuple[int, str]] = {}
     value_texts: list[str] = []
     saw_header = False
+    wrk = re.search(r"^\s*(Running \S+ test @|Thread Stats\s|Detailed Percentile spectrum)", inp.text, re.M)
+    if wrk is not None:
+        n = inp.text.count("\n", 0, wrk.start()) + 1
+        raise ParseError(inp.name, n, inp.line(n), "this is wrk/wrk2 output, not a bare percentile distribution; "
+                         "read it with format='wrk' (its spectrum, summary and totals)")
     for n, raw in enumerate(inp.text.splitlines(), start=1):
         s = raw.strip()
         if not s:
