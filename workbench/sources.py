@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, Any, TextIO, cast
 
 from .errors import ArgumentTypeError, InputNotFoundError, ParseError, UsageError
 from .paths import resolve
@@ -146,17 +146,20 @@ def open_decompressed(path: Path) -> IO[bytes]:
     Streams: nothing is decompressed into memory as a whole. The caller closes it.
     """
     kind = compression_of_file(path)
+    stream: Any
     if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bzip2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
-    if kind == "zstd":
+        stream = gzip.open(path, "rb")
+    elif kind == "bzip2":
+        stream = bz2.open(path, "rb")
+    elif kind == "xz":
+        stream = lzma.open(path, "rb")
+    elif kind == "zstd":
         import pyarrow as pa
 
-        return pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")  # type: ignore[return-value]
-    return open(path, "rb")
+        stream = pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
+    else:
+        stream = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    return cast("IO[bytes]", stream)
 
 
 def read_bytes(path: Path) -> bytes:

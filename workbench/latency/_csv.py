@@ -258,6 +258,15 @@ def _attrs(plan: _Plan, out: pd.DataFrame, comments: list[str]) -> dict[str, obj
     return attrs
 
 
+def _step(attrs: dict[str, object]) -> float | None:
+    v = attrs.pop("resolution_s")
+    return v if isinstance(v, float) else None
+
+
+def _rule(attrs: dict[str, object]) -> str:
+    return str(attrs.pop("resolution_rule"))
+
+
 def read_csv_samples(
     inp: Input,
     col: Collector,
@@ -276,7 +285,9 @@ def read_csv_samples(
     tab = split_table(inp, col)
     plan = _plan(inp.name, tab, unit, latency_column, timestamp_column, timestamp_unit)
     out = _convert(inp, tab, plan, col)
-    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, **_attrs(plan, out, tab.comments))
+    attrs = _attrs(plan, out, tab.comments)
+    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, resolution_s=_step(attrs), resolution_rule=_rule(attrs),
+                  **attrs)
 
 
 def read_csv_stream(
@@ -358,7 +369,9 @@ def read_csv_stream(
         parts.append(_convert(Input(str(path), header_text), split_table(Input(str(path), header_text), col),
                               plan, col))
     out = pd.concat(parts) if len(parts) > 1 else parts[0]
-    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, **_attrs(plan, out, comments), streamed=True)
+    attrs = _attrs(plan, out, comments)
+    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, resolution_s=_step(attrs), resolution_rule=_rule(attrs),
+                  streamed=True, **attrs)
 
 
 def _safe_cut(buf: bytes) -> int:

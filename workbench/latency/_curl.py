@@ -14,7 +14,15 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import failure_warnings, finish, parse_float, printed_step, totals, unit_seconds, value_step
+from ._common import (
+    failure_warnings,
+    finish,
+    parse_float,
+    printed_step,
+    totals,
+    unit_seconds,
+    value_step,
+)
 from ._json import number
 from ._schemas import SAMPLES_SCHEMA
 
@@ -47,8 +55,9 @@ def looks_like_curl_json(first: str) -> bool:
 
 
 def _finish_curl(frame: pd.DataFrame, col: Collector, fmt: str, res: float | None) -> pd.DataFrame:
-    codes = frame["status_code"] if "status_code" in frame else pd.Series([], dtype="int64")
-    vc = {str(int(k)): int(v) for k, v in codes.value_counts().sort_index().items()}
+    codes: pd.Series = frame["status_code"].astype("int64") if "status_code" in frame \
+        else pd.Series([], dtype="int64")
+    vc = {str(k): int(v) for k, v in codes.astype("int64").value_counts().sort_index().items()}
     errors: dict[str, int] = {}
     if "errormsg" in frame:
         for msg in frame.loc[frame["errormsg"].notna(), "errormsg"]:

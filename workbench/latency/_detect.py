@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ._csv import find_latency_column, is_siege_log_header, normalise_name
 from ._curl import looks_like_curl_json, looks_like_curl_pairs, looks_like_values
 from ._siege import looks_like_siege
-from ._summaries import looks_like_ab_text, looks_like_httperf, looks_like_hey_text
+from ._summaries import looks_like_ab_text, looks_like_hey_text, looks_like_httperf
 from ._table import sniff_delimiter
 
 #: every format name read_latency(format=...) accepts, with what it reads

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input, Source, open_inputs
-from ._common import failure_warnings, finish, iso_to_epoch, parse_float, printed_step, totals
+from ._common import failure_warnings, finish, iso_to_epoch, parse_float, totals
 from ._csv import SIEGE_LOG_REASON, is_siege_log_header
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
 

@@ -16,7 +16,14 @@ import pyarrow as pa
 
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
-from ..sources import Source, Text, compression_of_file, decompress, open_decompressed, split_sources
+from ..sources import (
+    Source,
+    Text,
+    compression_of_file,
+    decompress,
+    open_decompressed,
+    split_sources,
+)
 from ._grammar import (
     COLOUR_REASON,
     KINDS,
