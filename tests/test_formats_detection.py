@@ -34,6 +34,7 @@ EXPECTED: dict[str, str | tuple[str, str]] = {
     "formats/hey_summary.txt": "hey_text",
     "formats/httperf_connreset_summary.txt": "httperf",
     "formats/httperf_summary_ok.txt": "httperf",
+    "formats/jmeter_BatchTestLocal.jtl": "jmeter_xml",
     "formats/locust_failures.csv": ("locust_failures", "holds no latencies"),
     "formats/locust_stats.csv": "locust_stats",
     "formats/siege.log": ("siege_log", "this is siege's --log file"),

@@ -191,3 +191,32 @@ def test_wrk_totals_and_resolution():
     assert _pct(df) == {50.0: 0.000848, 75.0: 0.00366, 90.0: 0.00785, 99.0: 0.02435}
     assert df.attrs["totals"]["requests"] == 2196 and df.attrs["totals"]["non_2xx"] == 0
     assert df.attrs["resolution_s"] == pytest.approx(1e-5)  # 2 decimals of ms is the coarsest printed step
+
+
+def test_jmeter_xml_jtl_every_top_level_sample():
+    import re
+
+    path = F / "jmeter_BatchTestLocal.jtl"
+    text = path.read_text()
+    want = [(int(t), int(ts), s == "true") for t, ts, s in
+            re.findall(r'<(?:sample|httpSample) t="(\d+)" lt="\d+" ts="(\d+)" s="(true|false)"', text)]
+    df = read_latency(path)
+    assert df.attrs["format"] == "jmeter_xml" and len(df) == len(want) == 133
+    assert (np.round(df["latency_s"].to_numpy() * 1000).astype(int).tolist() == [w[0] for w in want])
+    assert df["timestamp_s"].tolist() == pytest.approx([w[1] / 1000 for w in want])
+    assert df["ok"].tolist() == [w[2] for w in want] and int((~df["ok"]).sum()) == 16
+    assert df.loc[df["label"] == 'HTTP "Request,', "bytes"].tolist() == [136983]
+    assert df.attrs["resolution_s"] == 1e-3
+
+
+def test_jmeter_xml_nested_samples_and_bad_xml():
+    text = ('<?xml version="1.0"?>\n<testResults version="1.2">\n'
+            '<httpSample t="30" lt="10" ts="1506543684123" s="true" lb="page" rc="200">\n'
+            '  <httpSample t="12" lt="5" ts="1506543684124" s="true" lb="page-0" rc="302"/>\n'
+            '</httpSample>\n<httpSample t="x" ts="1" s="true" lb="bad"/>\n</testResults>\n')
+    df = read_latency(text)
+    assert df["latency_s"].tolist() == [0.03] and df.attrs["skipped"] == {
+        "nested sub-samples (covered by their parent)": 1}
+    assert df.attrs["rejects"].frame()["line"].tolist() == [6]
+    with pytest.raises(ParseError, match=r"<text>:4: not well-formed XML"):
+        read_latency('<?xml version="1.0"?>\n<testResults>\n<sample t="1" ts="2" s="true">\n</testResults>\n')

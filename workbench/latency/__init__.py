@@ -101,6 +101,9 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   percentile column; ``locust_failures`` is refused (no times) but is read
   beside a stats file into the totals.
 - ``values`` (one number per line, no header) → samples; ``unit=`` required.
+- ``jmeter_xml`` (XML JTL) → samples as ``jmeter``: t → latency_s, ts →
+  timestamp_s, s → ok, lt/ct/it → first_byte_s/connect_s/idle_s, the other
+  attributes under their CSV JTL names; nested sub-samples counted, not rows.
 
 **Samples or distribution.** A tool that prints only quantiles gives a
 distribution frame of *its* quantiles (latency_s, percentile), never

@@ -7,6 +7,7 @@ import re
 from ..errors import UsageError
 from ._csv import find_latency_column, is_siege_log_header, normalise_name
 from ._curl import looks_like_curl_json, looks_like_curl_pairs, looks_like_values
+from ._jmeter import looks_like_jmeter_xml
 from ._siege import looks_like_siege
 from ._summaries import looks_like_ab_text, looks_like_hey_text, looks_like_httperf
 from ._table import sniff_delimiter
@@ -22,6 +23,7 @@ FORMATS: dict[str, str] = {
     "k6": "k6 JSON lines (--out json=…)",
     "locust": "Locust PREFIX_stats_history.csv",
     "jmeter": "Apache JMeter JTL (CSV)",
+    "jmeter_xml": "Apache JMeter JTL (XML: <testResults>)",
     "hey": "hey CSV (-o csv)",
     "hey_text": "hey's default text summary (its Latency distribution quantiles)",
     "ab": "ApacheBench (ab) text report (its percentage table)",
@@ -40,7 +42,7 @@ ALIASES = {"tsv": "csv", "wrk2": "wrk", "jtl": "jmeter", "hdr": "hgrm", "histogr
            "apachebench": "ab", "ab_e": "ab_percentiles", "ab_g": "ab_gnuplot", "hey_summary": "hey_text",
            "locust_history": "locust", "lines": "values"}
 _HLOG_LINE = re.compile(r"^(?:Tag=[^,]*,)?[0-9.eE+-]+,[0-9.eE+-]+,[0-9.eE+-]+,HIST[A-Za-z0-9+/]", re.M)
-_EXT_HINT = {".hlog": "hlog", ".hgrm": "hgrm", ".jtl": "jmeter"}
+_EXT_HINT = {".hlog": "hlog", ".hgrm": "hgrm"}
 
 
 def canonical_format(fmt: str) -> str:
@@ -71,6 +73,8 @@ def detect_format(text: str, name: str = "<text>") -> str | None:
     blob = "\n".join(head)
     first = head[0].lstrip("\ufeff").strip()
     # tools with a text summary: recognised by their own marks before any table guess
+    if looks_like_jmeter_xml(text):
+        return "jmeter_xml"
     if looks_like_siege(text):
         return "siege"
     if looks_like_hey_text(text):

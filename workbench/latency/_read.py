@@ -34,6 +34,7 @@ _READERS = {
     "k6": ("_k6", "read_k6"),
     "locust": ("_locust", "read_locust"),
     "jmeter": ("_jmeter", "read_jmeter"),
+    "jmeter_xml": ("_jmeter", "read_jmeter_xml"),
     "hey": ("_hey", "read_hey"),
     "hey_text": ("_summaries", "read_hey_text"),
     "ab": ("_summaries", "read_ab_text"),
