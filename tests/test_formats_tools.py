@@ -220,3 +220,42 @@ def test_jmeter_xml_nested_samples_and_bad_xml():
     assert df.attrs["rejects"].frame()["line"].tolist() == [6]
     with pytest.raises(ParseError, match=r"<text>:4: not well-formed XML"):
         read_latency('<?xml version="1.0"?>\n<testResults>\n<sample t="1" ts="2" s="true">\n</testResults>\n')
+
+
+# k6 could not be installed here: the two summary shapes below are k6 outputs as published
+# (legacy --summary-export: flat stats; handleSummary data: {"type": "trend", "values": …}).
+K6_LEGACY = """{"metrics": {
+  "http_req_duration{expected_response:true}": {"min": 2.0513, "med": 7.655150000000001, "max": 107.786,
+      "p(90)": 16.144270000000002, "p(95)": 22.067334999999986, "avg": 9.716778102564119},
+  "http_req_duration": {"max": 107.786, "p(90)": 16.144270000000002, "p(95)": 22.067334999999986,
+      "avg": 9.716778102564119, "min": 2.0513, "med": 7.655150000000001, "thresholds": {"p(95)<500": false}},
+  "http_req_failed": {"passes": 0, "fails": 5850, "value": 0},
+  "http_reqs": {"count": 5850, "rate": 96.95}}}
+"""
+K6_HANDLE_SUMMARY = """{"metrics": {
+  "http_req_failed": {"type": "rate", "contains": "default", "values": {"rate": 0.25, "passes": 1, "fails": 3}},
+  "http_reqs": {"type": "counter", "contains": "default", "values": {"count": 4, "rate": 1.2}},
+  "http_req_duration": {"type": "trend", "contains": "time", "values": {"p(95)": 756.0457749999999,
+      "avg": 532.1963000000001, "min": 295.6045, "med": 527.2977000000001, "max": 778.5853,
+      "p(90)": 733.50625}},
+  "http_req_connecting": {"type": "trend", "contains": "time", "values": {"avg": 6.1373750000000005,
+      "min": 0, "med": 6.026, "max": 12.4975, "p(90)": 12.363850000000001, "p(95)": 12.43}}},
+ "state": {"testRunDurationMs": 3366.1}}
+"""
+
+
+def test_k6_summary_both_shapes():
+    legacy = read_latency(K6_LEGACY)
+    assert legacy.attrs["format"] == "k6_summary"
+    assert _pct(legacy) == {0.0: 0.0020513, 50.0: 0.00765515, 90.0: 0.01614427, 95.0: 0.022067335, 100.0: 0.107786}
+    assert legacy.attrs["totals"]["requests"] == 5850 and legacy.attrs["totals"]["failures"] == 0
+    assert legacy.attrs["summary"]["avg"] == pytest.approx(9.716778102564119)
+    assert "http_req_duration{expected_response:true}" in legacy.attrs["submetrics"]
+    hs = read_latency(K6_HANDLE_SUMMARY)
+    assert _pct(hs)[100.0] == pytest.approx(0.7785853) and _pct(hs)[90.0] == pytest.approx(0.73350625)
+    # http_req_failed counts failures as "passes" (samples equal to 1)
+    assert hs.attrs["totals"]["failures"] == 1 and "1 of 4 requests failed" in hs.attrs["warnings"][0]
+    conn = read_latency(K6_HANDLE_SUMMARY, metric="http_req_connecting")
+    assert _pct(conn)[0.0] == 0.0 and len(conn) == 5
+    with pytest.raises(ParseError, match="without metrics\\['http_req_blocked'\\]"):
+        read_latency(K6_HANDLE_SUMMARY, metric="http_req_blocked")

@@ -101,6 +101,9 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   percentile column; ``locust_failures`` is refused (no times) but is read
   beside a stats file into the totals.
 - ``values`` (one number per line, no header) → samples; ``unit=`` required.
+- ``k6_summary`` (``--summary-export`` or handleSummary JSON) → distribution of
+  k6's stats of ``metric`` (min 0, med 50, p(N), max 100); http_req_failed's
+  ``passes`` (the failed requests) into attrs["totals"].
 - ``jmeter_xml`` (XML JTL) → samples as ``jmeter``: t → latency_s, ts →
   timestamp_s, s → ok, lt/ct/it → first_byte_s/connect_s/idle_s, the other
   attributes under their CSV JTL names; nested sub-samples counted, not rows.

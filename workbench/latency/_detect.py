@@ -8,6 +8,7 @@ from ..errors import UsageError
 from ._csv import find_latency_column, is_siege_log_header, normalise_name
 from ._curl import looks_like_curl_json, looks_like_curl_pairs, looks_like_values
 from ._jmeter import looks_like_jmeter_xml
+from ._k6 import looks_like_k6_summary
 from ._siege import looks_like_siege
 from ._summaries import looks_like_ab_text, looks_like_hey_text, looks_like_httperf
 from ._table import sniff_delimiter
@@ -21,6 +22,7 @@ FORMATS: dict[str, str] = {
     "ghz": "ghz JSON report (-O json)",
     "fortio": "fortio JSON result",
     "k6": "k6 JSON lines (--out json=…)",
+    "k6_summary": "k6 end-of-test summary JSON (--summary-export, or handleSummary's data)",
     "locust": "Locust PREFIX_stats_history.csv",
     "jmeter": "Apache JMeter JTL (CSV)",
     "jmeter_xml": "Apache JMeter JTL (XML: <testResults>)",
@@ -96,6 +98,8 @@ def detect_format(text: str, name: str = "<text>") -> str | None:
             obj = json.loads(text)
         except ValueError:
             obj = None
+        if looks_like_k6_summary(obj):
+            return "k6_summary"
         if isinstance(obj, dict):
             if "DurationHistogram" in obj:
                 return "fortio"

@@ -32,6 +32,7 @@ _READERS = {
     "ghz": ("_ghz", "read_ghz"),
     "fortio": ("_fortio", "read_fortio"),
     "k6": ("_k6", "read_k6"),
+    "k6_summary": ("_k6", "read_k6_summary"),
     "locust": ("_locust", "read_locust"),
     "jmeter": ("_jmeter", "read_jmeter"),
     "jmeter_xml": ("_jmeter", "read_jmeter_xml"),
@@ -73,7 +74,7 @@ def _options_for(fmt: str, options: dict[str, Any]) -> dict[str, Any]:
         for k in _CSV_ONLY:
             if opts.pop(k, None) is not None:
                 raise UsageError(f"{k}= applies to plain CSV only, not to format {fmt!r}; leave it out")
-    if fmt != "k6" and opts.pop("metric", None) is not None:
+    if fmt not in ("k6", "k6_summary") and opts.pop("metric", None) is not None:
         raise UsageError(f"metric= applies to format 'k6' only, not to format {fmt!r}; leave it out")
     if fmt not in _UNIT_FORMATS and opts.pop("unit", None) is not None:
         raise UsageError(f"unit= is not accepted for format {fmt!r}: its units are fixed by the tool; "
