@@ -109,3 +109,28 @@ def test_no_file_is_read_as_another_format(name):
         accepted.append(fmt)
     assert accepted == []
 
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_damaged_files_fail_only_with_the_error_family(name):
+    """Cut, chopped, shuffled and byte-flipped copies of each file: a frame or a WorkbenchError, nothing else."""
+    import random
+
+    from workbench.errors import WorkbenchError
+
+    rnd = random.Random(name)
+    text = read_path(DATA / name).text
+    lines = text.splitlines()
+    variants = ["\n".join(lines[: len(lines) // 2]) + "\n", "\n".join(ln[:-1] for ln in lines) + "\n",
+                "\n".join(rnd.sample(lines, len(lines))) + "\n", "\n".join(lines[:3]) + "\n"]
+    for _ in range(6):
+        ch = list(text)
+        for _k in range(5):
+            ch[rnd.randrange(len(ch))] = rnd.choice("0,.x\n\t{}\"%-: ")
+        variants.append("".join(ch))
+    for v in variants:
+        for kw in ({}, {"unit": "ms"}):
+            try:
+                read_latency(v, **kw)
+            except WorkbenchError:
+                pass

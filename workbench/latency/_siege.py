@@ -23,19 +23,20 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 REQUEST_LINE = re.compile(
     r"^(?P<proto>HTTP/\d(?:\.\d)?)\s+(?P<code>\d{3})\s+(?P<secs>\d+\.\d+)\s+secs:\s+(?P<bytes>\d+)\s+bytes\s+==>\s+"
     r"(?P<method>[A-Z]+)\s+(?P<url>\S+)\s*$")
+_NUM = r"(\d+(?:\.\d+)?|\.\d+)"
 _TEXT_KEYS = {
     "Transactions": ("transactions", r"(\d+) hits"),
-    "Availability": ("availability_pct", r"([0-9.]+) %"),
-    "Elapsed time": ("elapsed_s", r"([0-9.]+) secs"),
-    "Data transferred": ("data_transferred_mb", r"([0-9.]+) MB"),
-    "Response time": ("response_time_s", r"([0-9.]+) secs"),
-    "Transaction rate": ("transaction_rate_per_s", r"([0-9.]+) trans/sec"),
-    "Throughput": ("throughput_mb_per_s", r"([0-9.]+) MB/sec"),
-    "Concurrency": ("concurrency", r"([0-9.]+)"),
+    "Availability": ("availability_pct", r"(\d+(?:\.\d+)?|\.\d+) %"),
+    "Elapsed time": ("elapsed_s", r"(\d+(?:\.\d+)?|\.\d+) secs"),
+    "Data transferred": ("data_transferred_mb", r"(\d+(?:\.\d+)?|\.\d+) MB"),
+    "Response time": ("response_time_s", r"(\d+(?:\.\d+)?|\.\d+) secs"),
+    "Transaction rate": ("transaction_rate_per_s", r"(\d+(?:\.\d+)?|\.\d+) trans/sec"),
+    "Throughput": ("throughput_mb_per_s", r"(\d+(?:\.\d+)?|\.\d+) MB/sec"),
+    "Concurrency": ("concurrency", r"(\d+(?:\.\d+)?|\.\d+)"),
     "Successful transactions": ("successful_transactions", r"(\d+)"),
     "Failed transactions": ("failed_transactions", r"(\d+)"),
-    "Longest transaction": ("longest_transaction_s", r"([0-9.]+)"),
-    "Shortest transaction": ("shortest_transaction_s", r"([0-9.]+)"),
+    "Longest transaction": ("longest_transaction_s", r"(\d+(?:\.\d+)?|\.\d+)"),
+    "Shortest transaction": ("shortest_transaction_s", r"(\d+(?:\.\d+)?|\.\d+)"),
 }
 _JSON_KEYS = {
     "transactions": "transactions", "availability": "availability_pct", "elapsed_time": "elapsed_s",
@@ -116,7 +117,7 @@ def read_siege(inp: Input, col: Collector) -> pd.DataFrame:
             name, pat = _TEXT_KEYS[key]
             m = re.fullmatch(pat, rest.strip())
             if m is None:
-                col.reject(n, raw, f"siege summary {key!r}: expected {pat.replace('([0-9.]+)', '<number>')}")
+                col.reject(n, raw, f"siege summary {key!r}: expected {pat.replace(_NUM, '<number>')}")
             else:
                 summary[name] = float(m[1]) if "." in m[1] else int(m[1])
             continue

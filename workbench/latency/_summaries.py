@@ -28,8 +28,8 @@ from ._table import split_table, to_float
 _HEY_SECTIONS = ("Summary:", "Response time histogram:", "Latency distribution:",
                  "Details (average, fastest, slowest):", "Status code distribution:", "Error distribution:")
 _HEY_KV = re.compile(r"^([A-Za-z/ +-]+):\s+(\S+)(?:\s+(secs|bytes))?$")
-_HEY_HIST = re.compile(r"^([0-9.]+) \[(\d+)\]\s*\|.*$")
-_HEY_PCT = re.compile(r"^(\d+(?:\.\d+)?)% in ([0-9.]+) secs$")
+_HEY_HIST = re.compile(r"^(\d+(?:\.\d+)?|\.\d+) \[(\d+)\]\s*\|.*$")
+_HEY_PCT = re.compile(r"^(\d+(?:\.\d+)?)% in (\d+(?:\.\d+)?|\.\d+) secs$")
 _HEY_DETAIL = re.compile(r"^([A-Za-z+ -]+):\s+(\S+) secs, (\S+) secs, (\S+) secs$")
 _HEY_STATUS = re.compile(r"^\[(\d+)\]\s+(\d+) responses$")
 _HEY_ERROR = re.compile(r"^\[(\d+)\]\s+(.*)$")
@@ -118,7 +118,7 @@ def read_hey_text(inp: Input, col: Collector) -> pd.DataFrame:
 # ---- ab (ApacheBench) text report ---------------------------------------------------------------
 _AB_PCT_TITLE = "Percentage of the requests served within a certain time (ms)"
 _AB_PCT = re.compile(r"^(\d+)%\s+(\d+)(?: \(longest request\))?$")
-_AB_CONN = re.compile(r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+(\d+)\s+(\d+)$")
+_AB_CONN = re.compile(r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?|\.\d+)\s+(\d+)\s+(\d+)$")
 _AB_FAIL_DETAIL = re.compile(r"^\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)$")
 _AB_BANNER = re.compile(r"^(This is ApacheBench|Copyright |Licensed to The Apache|Benchmarking |Completed \d+ "
                         r"requests|Finished \d+ requests|Connection Times \(ms\)|min\s+mean\[\+/-sd\]|"
@@ -252,12 +252,12 @@ def read_ab_gnuplot(inp: Input, col: Collector) -> pd.DataFrame:
 
 
 # ---- httperf ------------------------------------------------------------------------------------
-_HP_TOTAL = re.compile(r"^Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([0-9.]+) s$")
-_HP_CONN = re.compile(r"^Connection time \[ms\]: min ([0-9.]+) avg ([0-9.]+) max ([0-9.]+) median ([0-9.]+) "
-                      r"stddev ([0-9.]+)$")
+_HP_TOTAL = re.compile(r"^Total: connections (\d+) requests (\d+) replies (\d+) test-duration (\d+(?:\.\d+)?|\.\d+) s$")
+_HP_CONN = re.compile(r"^Connection time \[ms\]: min (\d+(?:\.\d+)?|\.\d+) avg (\d+(?:\.\d+)?|\.\d+) max (\d+(?:\.\d+)?|\.\d+) median (\d+(?:\.\d+)?|\.\d+) "
+                      r"stddev (\d+(?:\.\d+)?|\.\d+)$")
 _HP_STATUS = re.compile(r"^Reply status: 1xx=(\d+) 2xx=(\d+) 3xx=(\d+) 4xx=(\d+) 5xx=(\d+)$")
 _HP_ERRORS = re.compile(r"^Errors: (.*)$")
-_HP_REPLY = re.compile(r"^Reply time \[ms\]: response ([0-9.]+) transfer ([0-9.]+)$")
+_HP_REPLY = re.compile(r"^Reply time \[ms\]: response (\d+(?:\.\d+)?|\.\d+) transfer (\d+(?:\.\d+)?|\.\d+)$")
 
 
 def looks_like_httperf(text: str) -> bool:

@@ -49,13 +49,13 @@ def _binary_bytes(text: str) -> float | None:
 
 _RUNNING = re.compile(r"^Running (\S+) test @ (\S+)")
 _THREADS = re.compile(r"^(\d+) threads and (\d+) connections$")
-_STATS_ROW = re.compile(r"^(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9.]+)%$")
+_STATS_ROW = re.compile(r"^(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)?|\.\d+)%$")
 _DIST = re.compile(r"^Latency Distribution(?:\s+\(HdrHistogram - (.*)\))?$")
-_PCT = re.compile(r"^([0-9.]+)%\s+(\S+)$")
+_PCT = re.compile(r"^(\d+(?:\.\d+)?|\.\d+)%\s+(\S+)$")
 _REQS = re.compile(r"^(\d+) requests in (\S+), (\S+) read$")
 _SOCKERR = re.compile(r"^Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)$")
 _NON2XX = re.compile(r"^Non-2xx or 3xx responses: (\d+)$")
-_RPS = re.compile(r"^Requests/sec:\s+([0-9.]+)$")
+_RPS = re.compile(r"^Requests/sec:\s+(\d+(?:\.\d+)?|\.\d+)$")
 _TPS = re.compile(r"^Transfer/sec:\s+(\S+)$")
 
 
