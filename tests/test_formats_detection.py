@@ -41,6 +41,7 @@ EXPECTED: dict[str, str | tuple[str, str]] = {
     "formats/siege_summary_stderr.txt": "siege",
     "formats/siege_verbose_stdout.txt": "siege",
     "formats/siege_verbose_summary_stderr.txt": "siege",
+    "formats/wrk_404_latency.txt": "wrk",
     "formats/wrk_latency.txt": "wrk",
     "latency/fortio_grpc_ping_v0.9.0.json": "fortio",
     "latency/fortio_httpbin_v1.57.3.json": "fortio",

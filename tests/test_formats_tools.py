@@ -259,3 +259,11 @@ def test_k6_summary_both_shapes():
     assert _pct(conn)[0.0] == 0.0 and len(conn) == 5
     with pytest.raises(ParseError, match="without metrics\\['http_req_blocked'\\]"):
         read_latency(K6_HANDLE_SUMMARY, metric="http_req_blocked")
+
+
+def test_wrk_404_run_is_not_a_success():
+    df = read_latency(F / "wrk_404_latency.txt")
+    assert _pct(df) == {50.0: 0.00104, 75.0: 0.00286, 90.0: 0.00491, 99.0: 0.06515}
+    t = df.attrs["totals"]
+    assert (t["requests"], t["non_2xx"], t["failures"]) == (1285, 1285, 0)
+    assert df.attrs["warnings"][0].startswith("1285 of 1285 requests got a non-2xx response")
