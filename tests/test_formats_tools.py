@@ -267,3 +267,9 @@ def test_wrk_404_run_is_not_a_success():
     t = df.attrs["totals"]
     assert (t["requests"], t["non_2xx"], t["failures"]) == (1285, 1285, 0)
     assert df.attrs["warnings"][0].startswith("1285 of 1285 requests got a non-2xx response")
+
+
+def test_several_files_report_the_coarsest_resolution():
+    df = read_latency([F / "hey.csv", F / "ab_gnuplot.tsv"], progress=False)
+    assert len(df) == 300 and df.attrs["resolution_s"] == 1e-3
+    assert [p["resolution_s"] for p in df.attrs["per_file"]] == pytest.approx([1e-4, 1e-3])

@@ -44,7 +44,8 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   a unit-less numeric timestamp is read by magnitude (median < 1e11 s, < 1e14 ms,
   < 1e17 µs, else ns; below 1e8 a unit is required). An empty latency cell is a
   request without a reply: kept with latency_s NaN (attrs["no_latency"]). Other
-  columns carried, typed as pandas would type them.
+  columns carried, typed as pandas would type them. siege's ``--log`` header
+  (Date & Time, Trans, Elap Time, … Resp Time …) is refused: one row per run.
 - ``hlog`` → distribution: latency_s, count, cumulative_count, percentile (within
   the interval), interval_start_s, interval_length_s, tag. Payload unit: ``unit=``,
   else inferred from decoded max ÷ Interval_Max (which writers print in ms):
@@ -52,7 +53,7 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   Relative timestamps are shifted by BaseTime / StartTime (attrs["base_time_s"]).
 - ``hgrm`` → distribution: latency_s, percentile (the file's 0–1 fraction × 100),
   cumulative_count, count. Value column in ms unless ``unit=`` (the HdrHistogram
-  tools' and wrk2's convention).
+  tools' and wrk2's convention); values that are all whole numbers need ``unit=``.
 - ``wrk`` (wrk and wrk2 text) → distribution: wrk2's detailed spectrum (as hgrm,
   tag "recorded"/"uncorrected") when printed, else the ``Latency Distribution``
   percentile lines (latency_s, percentile, tag). Unit suffixes us/ms/s/m/h, where

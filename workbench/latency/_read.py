@@ -295,5 +295,10 @@ def read_latency(
         "skipped": skipped,
         "per_file": [{k: v for k, v in fr.attrs.items() if k != "rejects"} for fr in frames],
     }
+    steps = [fr.attrs.get("resolution_s") for fr in frames]
+    known = [s for s in steps if isinstance(s, float)]
+    out.attrs["resolution_s"] = max(known) if known and len(known) == len(steps) else None
+    out.attrs["resolution_rule"] = ("the coarsest of the files' steps (attrs['per_file'])" if known
+                                    and len(known) == len(steps) else "not one step: see attrs['per_file']")
     validate(out, SAMPLES_SCHEMA if kind == "samples" else DISTRIBUTION_SCHEMA)
     return attach_rejects(out, Rejects.concat([rejects_of(fr) for fr in frames]))
