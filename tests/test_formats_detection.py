@@ -135,3 +135,16 @@ def test_damaged_files_fail_only_with_the_error_family(name):
                 read_latency(v, **kw)
             except WorkbenchError:
                 pass
+
+
+@pytest.mark.parametrize(("text", "line", "expected"), [
+    ("\nnot a load tool\nat all\n", 2, "cannot tell the latency format"),
+    ("latency\n1\n2\n", 1, "has no unit in its name; pass unit="),
+    ("0.1\n0.2\n", 1, "nothing says the unit; pass unit="),
+    ("       Value     Percentile TotalCount 1/(1-Percentile)\n\n     400.000 0.000000000000          1           1.00\n"
+     "     600.000 1.000000000000          2\n", 4, "every Value is a whole number"),
+])
+def test_ambiguous_text_is_refused_with_file_line_and_expectation(text, line, expected):
+    with pytest.raises(ParseError, match=expected) as e:
+        read_latency(text)
+    assert e.value.line == line and str(e.value).startswith(f"<text>:{line}:")
