@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from workbench.errors import ParseError
-from workbench.latency import read_latency
-from workbench.latency._siege import read_siege_log
+from workbench.latency import read_latency, read_siege_log
 
 F = Path(__file__).parent / "data" / "formats"
 

@@ -151,5 +151,6 @@ from __future__ import annotations
 from ._detect import FORMATS
 from ._read import STREAM_BYTES, read_latency
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
+from ._siege import read_siege_log
 
-__all__ = ["DISTRIBUTION_SCHEMA", "FORMATS", "SAMPLES_SCHEMA", "STREAM_BYTES", "read_latency"]
+__all__ = ["DISTRIBUTION_SCHEMA", "FORMATS", "SAMPLES_SCHEMA", "STREAM_BYTES", "read_latency", "read_siege_log"]
