@@ -272,3 +272,16 @@ def test_several_files_report_the_coarsest_resolution():
     df = read_latency([F / "hey.csv", F / "ab_gnuplot.tsv"], progress=False)
     assert len(df) == 300 and df.attrs["resolution_s"] == 1e-3
     assert [p["resolution_s"] for p in df.attrs["per_file"]] == pytest.approx([1e-4, 1e-3])
+
+
+def test_locust_stats_cache_follows_its_failures_file(tmp_path):
+    import shutil
+
+    for f in ("locust_stats.csv", "locust_failures.csv"):
+        shutil.copy(F / f, tmp_path / f)
+    cache = tmp_path / "cache"
+    first = read_latency(tmp_path / "locust_stats.csv", cache=cache)
+    assert sum(first.attrs["totals"]["errors"].values()) == 72
+    (tmp_path / "locust_failures.csv").write_text("Method,Name,Error,Occurrences,First Seen,Last Seen\n")
+    again = read_latency(tmp_path / "locust_stats.csv", cache=cache)
+    assert again.attrs["totals"]["errors"] == {}

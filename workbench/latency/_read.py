@@ -149,6 +149,9 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any
         contents = [whole]
     key = None
     if store is not None:
+        beside = Path(name[: -len("_stats.csv")] + "_failures.csv") if name.endswith("_stats.csv") else None
+        if beside is not None and beside.is_file() and isinstance(contents, list):
+            contents = [*contents, beside.read_bytes()]  # Locust stats read their failures file too
         key = key_for(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options}, contents)
         hit = store.load(key)
         if hit is not None:
