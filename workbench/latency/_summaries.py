@@ -122,7 +122,8 @@ _AB_CONN = re.compile(r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+(
 _AB_FAIL_DETAIL = re.compile(r"^\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)$")
 _AB_BANNER = re.compile(r"^(This is ApacheBench|Copyright |Licensed to The Apache|Benchmarking |Completed \d+ "
                         r"requests|Finished \d+ requests|Connection Times \(ms\)|min\s+mean\[\+/-sd\]|"
-                        r"WARNING: |Server timed out|apr_)")
+                        r"WARNING: |Server timed out|apr_|These results are probably not that reliable|Send request failed|"
+                        r"Test aborted after)")
 
 
 def looks_like_ab_text(text: str) -> bool:
@@ -169,7 +170,10 @@ def read_ab_text(inp: Input, col: Collector) -> pd.DataFrame:
             continue
         key, sep, value = s.partition(":")
         if sep and value.strip() and not in_pct:
-            summary[key.strip()] = value.strip()
+            k = key.strip()
+            # "Time per request" comes twice (per request, and across all concurrent requests)
+            summary[k] = [*(summary[k] if isinstance(summary[k], list) else [summary[k]]), value.strip()] \
+                if k in summary else value.strip()
             continue
         col.reject(n, raw, "not a line of ab's report (Key: value, Connection Times row or percentage row)")
     if "Complete requests" not in summary:
