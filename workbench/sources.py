@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO, Any, TextIO, cast
 
 from .errors import ArgumentTypeError, InputNotFoundError, ParseError, UsageError
 from .paths import resolve
@@ -132,6 +132,34 @@ def decompress(data: bytes, name: str = "<bytes>") -> bytes:
             return bytes(f.read())
     except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
         raise ParseError(name, None, "", f"damaged {kind} data ({exc}); expected a complete {kind} file") from None
+
+
+def compression_of_file(path: Path) -> str | None:
+    """The compression a file's magic bytes announce (gzip, bzip2, xz, zstd), or None; the suffix is not used."""
+    with open(path, "rb") as f:
+        return compression_of(f.read(6))
+
+
+def open_decompressed(path: Path) -> IO[bytes]:
+    """A binary stream of a file's content, decompressed on the fly when its magic bytes say so.
+
+    Streams: nothing is decompressed into memory as a whole. The caller closes it.
+    """
+    kind = compression_of_file(path)
+    stream: Any
+    if kind == "gzip":
+        stream = gzip.open(path, "rb")
+    elif kind == "bzip2":
+        stream = bz2.open(path, "rb")
+    elif kind == "xz":
+        stream = lzma.open(path, "rb")
+    elif kind == "zstd":
+        import pyarrow as pa
+
+        stream = pa.CompressedInputStream(pa.OSFile(str(path), "rb"), "zstd")
+    else:
+        stream = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    return cast("IO[bytes]", stream)
 
 
 def read_bytes(path: Path) -> bytes:

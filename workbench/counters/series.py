@@ -178,9 +178,34 @@ def _is_ts(s: str) -> bool:
         return False
 
 
+#: a snapshot file named ``<timestamp>-<source>.txt`` (e.g. ``1796016241717136078-proc_net_dev.txt``),
+#: optionally compressed
+SNAPSHOT_FILE = re.compile(r"^(?P<ts>\d{9,20})-(?P<source>[^/]+?)\.txt(?:\.(?:gz|bz2|xz|zst))?$")
+_EPOCH_SCALE = ((1e11, 1.0), (1e14, 1e-3), (1e17, 1e-6), (math.inf, 1e-9))
+
+
+def snapshot_file_time(digits: str) -> float:
+    """Epoch seconds from a file name's integer timestamp, its unit by magnitude (s, ms, µs or ns)."""
+    v = int(digits)
+    scale = next(s for limit, s in _EPOCH_SCALE if v < limit)
+    return v * scale if scale != 1e-9 else v // 1_000_000_000 + (v % 1_000_000_000) * 1e-9
+
+
+def snapshot_file_path(source: str) -> str:
+    """The file a ``<source>`` name stands for: ``proc_net_dev`` → ``/proc/net/dev``,
+    ``proc_1234_io`` → ``/proc/1234/io``, ``sys_class_bdi_8:0_read_ahead_kb`` → ``…/8:0/read_ahead_kb``."""
+    path = "/" + source.replace("_", "/")
+    return path.replace("read/ahead/kb", "read_ahead_kb")
+
+
 def _from_dir(root: Path, host: str | None, strict: bool, rows: list[SnapshotRow],
               rejects: list[RejectRow]) -> None:
-    """Every file of a snapshot tree ``<host>/<ts>/<path>`` (or ``<ts>/<path>``), each its own input."""
+    """Every file of a snapshot tree ``<host>/<ts>/<path>`` (or ``<ts>/<path>``), each its own input.
+
+    Files named ``<timestamp>-<source>.txt`` (timestamp in s, ms, µs or ns by
+    magnitude; source the file's path with ``_`` for ``/``) are read wherever
+    they are: directly in the folder (host from ``host=``) or in ``<host>/``.
+    """
     files = sorted(p for p in root.rglob("*") if p.is_file())
     if not files:
         raise InputNotFoundError(f"{root}: folder holds no snapshot file; expected *.snapshots marker logs "
@@ -188,6 +213,16 @@ def _from_dir(root: Path, host: str | None, strict: bool, rows: list[SnapshotRow
     for f in files:
         col = Collector(str(f), strict)
         rel = f.relative_to(root).parts
+        named = SNAPSHOT_FILE.match(rel[-1])
+        if named is not None and len(rel) <= 2:
+            h = rel[0] if len(rel) == 2 else host or ""
+            _load_one(col, snapshot_file_path(named["source"]), read_path(f).text, h,
+                      snapshot_file_time(named["ts"]), rows)
+            col.check()
+            rejects.extend(col.sorted_rows())
+            continue
+        if len(rel) == 1 and rel[0].lower() in ("readme.md", "readme", "readme.txt"):
+            continue  # a folder's notes, not a snapshot
         if len(rel) >= 2 and _is_ts(rel[0]):
             h, ts, rest = host or "", float(rel[0]), rel[1:]
         elif len(rel) >= 3 and _is_ts(rel[1]):

@@ -44,7 +44,8 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   a unit-less numeric timestamp is read by magnitude (median < 1e11 s, < 1e14 ms,
   < 1e17 µs, else ns; below 1e8 a unit is required). An empty latency cell is a
   request without a reply: kept with latency_s NaN (attrs["no_latency"]). Other
-  columns carried, typed as pandas would type them.
+  columns carried, typed as pandas would type them. siege's ``--log`` header
+  (Date & Time, Trans, Elap Time, … Resp Time …) is refused: one row per run.
 - ``hlog`` → distribution: latency_s, count, cumulative_count, percentile (within
   the interval), interval_start_s, interval_length_s, tag. Payload unit: ``unit=``,
   else inferred from decoded max ÷ Interval_Max (which writers print in ms):
@@ -52,7 +53,7 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
   Relative timestamps are shifted by BaseTime / StartTime (attrs["base_time_s"]).
 - ``hgrm`` → distribution: latency_s, percentile (the file's 0–1 fraction × 100),
   cumulative_count, count. Value column in ms unless ``unit=`` (the HdrHistogram
-  tools' and wrk2's convention).
+  tools' and wrk2's convention); values that are all whole numbers need ``unit=``.
 - ``wrk`` (wrk and wrk2 text) → distribution: wrk2's detailed spectrum (as hgrm,
   tag "recorded"/"uncorrected") when printed, else the ``Latency Distribution``
   percentile lines (latency_s, percentile, tag). Unit suffixes us/ms/s/m/h, where
@@ -81,6 +82,51 @@ Formats (``format=``; detected from content when omitted, extension as a hint):
 - ``hey`` → samples: response-time (s) → latency_s, offset (s from the run's
   start) → timestamp_s (relative), status-code → status_code; the phase columns
   as dns_dialup_s, dns_s, request_write_s, response_delay_s, response_read_s.
+- ``hey_text`` (hey's default output) → distribution of its printed quantiles:
+  percentile 0 (Fastest), the ``NN% in X secs`` lines, 100 (Slowest); its
+  histogram in attrs["histogram"].
+- ``ab`` (ab's report) → distribution of its percentage table (integer ms),
+  percentile 0 = Connection Times Total min; ``ab_percentiles`` (``-e`` CSV) →
+  distribution, percentiles 0–100; ``ab_gnuplot`` (``-g`` TSV) → samples
+  (ttime ms, start in whole epoch seconds, rows in ab's total-time order).
+- ``curl`` (``-w 'key=value …'`` lines with ``time_total=`` or ``total=``) and
+  ``curl_json`` (``-w '%{json}'`` lines) → samples: latency_s = time_total,
+  the other cumulative times as ``<name>_s``, status_code, ok.
+- ``siege`` → samples from its per-request lines (``-v``), else a distribution
+  of its summary (percentile 0 = Shortest, 100 = Longest transaction); 0.01 s
+  resolution. ``siege_log`` (its ``--log``, one row per run) is refused: use
+  ``read_siege_log``.
+- ``httperf`` → distribution of connection times (min, median, max as
+  percentiles 0, 50, 100; tag "connection").
+- ``locust_stats`` (``PREFIX_stats.csv``) → distribution per Name and
+  percentile column; ``locust_failures`` is refused (no times) but is read
+  beside a stats file into the totals.
+- ``values`` (one number per line, no header) → samples; ``unit=`` required.
+- ``k6_summary`` (``--summary-export`` or handleSummary JSON) → distribution of
+  k6's stats of ``metric`` (min 0, med 50, p(N), max 100); http_req_failed's
+  ``passes`` (the failed requests) into attrs["totals"].
+- ``jmeter_xml`` (XML JTL) → samples as ``jmeter``: t → latency_s, ts →
+  timestamp_s, s → ok, lt/ct/it → first_byte_s/connect_s/idle_s, the other
+  attributes under their CSV JTL names; nested sub-samples counted, not rows.
+
+**Samples or distribution.** A tool that prints only quantiles gives a
+distribution frame of *its* quantiles (latency_s, percentile), never
+pseudo-samples; its minimum and maximum are percentiles 0 and 100 where it
+prints them. attrs["totals"] of a summary holds the run's counts — requests,
+failures, non_2xx, errors {kind: n}, status_codes, and which of them the
+latency figures include — and attrs["warnings"] says when any request failed
+or was not 2xx, so failures never look like successes.
+
+**Resolution.** Every frame has attrs["resolution_s"]: the step of the latency
+values as the source writes them (ab and JTL integer ms: 0.001; hey 4 decimals:
+0.0001; siege 0.01; wrk the coarsest printed step; None for full floats or the
+relative steps of HdrHistogram) and attrs["resolution_rule"] saying why.
+Modes or quanta at that step are the instrument, not the system.
+
+**Units.** hgrm values with no fractional part at all (``4227.000``) are what
+unscaled output looks like and are refused without ``unit=``; a footer
+StdDeviation above Max is flagged (attrs["warnings"] and a reject of that line).
+A ``values`` file always needs ``unit=``.
 
 Every frame carries attrs "kind", "format", "source", "rejects" (a
 :class:`workbench.schema.Rejects`: source, line, text and reason of each record
@@ -105,5 +151,6 @@ from __future__ import annotations
 from ._detect import FORMATS
 from ._read import STREAM_BYTES, read_latency
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
+from ._siege import read_siege_log
 
-__all__ = ["DISTRIBUTION_SCHEMA", "FORMATS", "SAMPLES_SCHEMA", "STREAM_BYTES", "read_latency"]
+__all__ = ["DISTRIBUTION_SCHEMA", "FORMATS", "SAMPLES_SCHEMA", "STREAM_BYTES", "read_latency", "read_siege_log"]

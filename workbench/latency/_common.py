@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -47,13 +48,19 @@ def finish(
     kind: str,
     fmt: str,
     col: Collector,
+    *,
+    resolution_s: float | None,
+    resolution_rule: str,
     **attrs: object,
 ) -> pd.DataFrame:
     """Validate ``frame``, set the standard attrs and attach the rejects; return it.
 
     Raises the earliest rejected record first when ``col`` is strict. attrs:
-    kind, format, source, skipped, ``attrs`` given here, schema and rejects
-    (a :class:`~workbench.schema.Rejects`, in line order).
+    kind, format, source, skipped, resolution_s (the step of the latency values
+    as the source prints them, seconds; None when the source prints full
+    floats or its step is relative), resolution_rule (where that step comes
+    from), ``attrs`` given here, schema and rejects (a
+    :class:`~workbench.schema.Rejects`, in line order).
     """
     col.check()
     frame = frame.reset_index(drop=True)
@@ -66,6 +73,8 @@ def finish(
     frame.attrs["format"] = fmt
     frame.attrs["source"] = col.source
     frame.attrs["skipped"] = dict(col.skipped)
+    frame.attrs["resolution_s"] = resolution_s
+    frame.attrs["resolution_rule"] = resolution_rule
     for k, v in attrs.items():
         frame.attrs[k] = v
     return attach_rejects(frame, Rejects.from_rows(col.sorted_rows()))
@@ -93,3 +102,70 @@ def iso_to_epoch(values: pd.Series) -> pd.Series:
     out = arr.view("int64").astype("float64") / 1e9
     out[np.isnat(arr)] = np.nan
     return pd.Series(out, index=values.index, dtype="float64")
+
+
+_DECIMALS_RE = re.compile(r"^[+-]?\d*(?:\.(\d*))?$")
+
+
+def printed_step(texts: Iterable[object], scale: float = 1.0) -> float | None:
+    """The step numbers are printed with (10**-decimals × ``scale``, the finest seen), or None.
+
+    None when no value is a plain decimal (empty input, exponent form): the
+    source then prints full floats and carries no fixed step.
+    """
+    best: int | None = None
+    for t in texts:
+        m = _DECIMALS_RE.match(str(t).strip())
+        if m is None or not str(t).strip():
+            continue
+        d = len(m[1] or "")
+        best = d if best is None else max(best, d)
+    if best is None:
+        return None
+    return float(f"1e-{best}") * scale if best else scale
+
+
+def totals(requests: int | None, *, failures: int | None = None, non_2xx: int | None = None,
+           errors: dict[str, int] | None = None, status_codes: dict[str, int] | None = None,
+           included_in_latency: str = "") -> dict[str, object]:
+    """The run's totals, in the one documented place (``attrs["totals"]``) of summary formats.
+
+    requests: requests the tool counted; failures: those it counted as failed
+    (transport errors, or by its own rule); non_2xx: responses with a status
+    outside 2xx (3xx counts here too unless the tool says otherwise); errors:
+    {kind: count}; status_codes: {code: count}; included_in_latency: which of
+    them the tool's latency figures include.
+    """
+    return {"requests": requests, "failures": failures, "non_2xx": non_2xx, "errors": dict(errors or {}),
+            "status_codes": dict(status_codes or {}), "included_in_latency": included_in_latency}
+
+
+def failure_warnings(t: dict[str, object]) -> list[str]:
+    """Warnings saying that a run had failures or non-2xx responses (so they never look like successes)."""
+    out = []
+    req = t.get("requests")
+    for key, what in (("failures", "failed"), ("non_2xx", "got a non-2xx response")):
+        n = t.get(key)
+        if isinstance(n, int) and n > 0:
+            of = f" of {req}" if isinstance(req, int) else ""
+            out.append(f"{n}{of} requests {what}" + (f"; latency figures: {t['included_in_latency']}"
+                                                     if t.get("included_in_latency") else ""))
+    return out
+
+
+def value_step(values: np.ndarray, scale: float = 1.0) -> float | None:
+    """The decimal step the values were written with (10**-d for the smallest d that fits all), × ``scale``.
+
+    Estimated from the values (as read into floats): 1 for whole numbers, 0.01
+    for two decimals, …; None when more than 9 decimals are needed (full floats)
+    or there are no finite values.
+    """
+    v = np.asarray(values, dtype="float64")
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    for d in range(10):
+        x = v * 10.0**d
+        if np.all(np.abs(x - np.round(x)) <= 1e-6 * np.maximum(1.0, np.abs(x)) + 1e-9):
+            return 10.0**-d * scale
+    return None

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from ..errors import ParseError, UsageError
 from ..sources import Collector, Input
-from ._common import finish, iso_to_epoch, unit_seconds
+from ._common import finish, iso_to_epoch, unit_seconds, value_step
 from ._schemas import SAMPLES_SCHEMA
 from ._table import Table, parse_bool, split_table, to_float
 
@@ -55,6 +55,21 @@ def normalise_name(name: str) -> str:
     n = re.sub(r"[\(\[\{]\s*([a-z]+)\s*[\)\]\}]", r"_\1", n)
     n = re.sub(r"[^a-z0-9]+", "_", n).strip("_")
     return n
+
+
+#: the columns of siege's ``--log`` file (one summary row per run), normalised
+SIEGE_LOG_COLUMNS = ("date_time", "trans", "elap_time", "data_trans", "resp_time", "trans_rate")
+SIEGE_LOG_REASON = (
+    "this is siege's --log file: one summary row per siege run (its 'Resp Time' is the run's mean "
+    "response time, in s), not one row per request; it holds no latency samples or distribution. "
+    "Read siege's per-request lines (siege -v stdout) or its summary (format='siege') instead; "
+    "workbench.latency.read_siege_log() gives the runs as a table")
+
+
+def is_siege_log_header(header: list[str]) -> bool:
+    """Whether a header is siege's ``--log`` header (Date & Time, Trans, Elap Time, … Resp Time …)."""
+    names = [normalise_name(h) for h in header]
+    return all(c in names for c in SIEGE_LOG_COLUMNS)
 
 
 def find_latency_column(header: list[str]) -> tuple[str, str | None] | None:
@@ -128,6 +143,8 @@ def _plan(name: str, tab: Table, unit: str | None, latency_column: str | None, t
         m = _LAT_RE.match(normalise_name(latency_column))
         lat = (latency_column, m["unit"] if m else None)
     else:
+        if is_siege_log_header(header):
+            raise ParseError(name, tab.header_line, ",".join(header), SIEGE_LOG_REASON)
         lat = find_latency_column(header)
     if lat is None:
         raise ParseError(
@@ -185,7 +202,8 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
         empty = raw.isna()
         num = to_float(raw)
         numeric = num.notna()
-        if numeric.sum() >= max(1, (~empty).sum() // 2):
+        # a unit (in the column name, given, or fixed by an earlier block) means numbers: anything else is a reject
+        if plan.ts_unit is not None or numeric.sum() >= max(1, (~empty).sum() // 2):
             if plan.ts_unit is None:
                 plan.ts_unit = epoch_unit_by_magnitude(num.to_numpy())
                 if plan.ts_unit is None:
@@ -224,8 +242,11 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
 
 
 def _attrs(plan: _Plan, out: pd.DataFrame, comments: list[str]) -> dict[str, object]:
+    step = value_step(out["latency_s"].to_numpy() / plan.scale, plan.scale)
     attrs: dict[str, object] = {"latency_column": plan.lat_col, "latency_unit": plan.lat_unit,
-                                "no_latency": int(out["latency_s"].isna().sum())}
+                                "no_latency": int(out["latency_s"].isna().sum()), "resolution_s": step,
+                                "resolution_rule": f"decimal step of the {plan.lat_col!r} values in {plan.lat_unit}"
+                                if step is not None else "values carry more than 9 decimals (full floats)"}
     if plan.ts_col is not None:
         vals = out["timestamp_s"].to_numpy()
         med = float(np.nanmedian(vals)) if np.isfinite(vals).any() else np.nan
@@ -235,6 +256,15 @@ def _attrs(plan: _Plan, out: pd.DataFrame, comments: list[str]) -> dict[str, obj
     if comments:
         attrs["comments"] = comments
     return attrs
+
+
+def _step(attrs: dict[str, object]) -> float | None:
+    v = attrs.pop("resolution_s")
+    return v if isinstance(v, float) else None
+
+
+def _rule(attrs: dict[str, object]) -> str:
+    return str(attrs.pop("resolution_rule"))
 
 
 def read_csv_samples(
@@ -255,7 +285,9 @@ def read_csv_samples(
     tab = split_table(inp, col)
     plan = _plan(inp.name, tab, unit, latency_column, timestamp_column, timestamp_unit)
     out = _convert(inp, tab, plan, col)
-    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, **_attrs(plan, out, tab.comments))
+    attrs = _attrs(plan, out, tab.comments)
+    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, resolution_s=_step(attrs), resolution_rule=_rule(attrs),
+                  **attrs)
 
 
 def read_csv_stream(
@@ -337,7 +369,9 @@ def read_csv_stream(
         parts.append(_convert(Input(str(path), header_text), split_table(Input(str(path), header_text), col),
                               plan, col))
     out = pd.concat(parts) if len(parts) > 1 else parts[0]
-    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, **_attrs(plan, out, comments), streamed=True)
+    attrs = _attrs(plan, out, comments)
+    return finish(out, SAMPLES_SCHEMA, "samples", "csv", col, resolution_s=_step(attrs), resolution_rule=_rule(attrs),
+                  streamed=True, **attrs)
 
 
 def _safe_cut(buf: bytes) -> int:

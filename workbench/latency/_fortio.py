@@ -66,5 +66,8 @@ def read_fortio(inp: Input, col: Collector) -> pd.DataFrame:
     edh = obj.get("ErrorsDurationHistogram")
     if isinstance(edh, dict):
         summary["errors_count"] = edh.get("Count")
+    res = number(obj.get("Resolution"))
     return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "fortio", col,
+                  resolution_s=res, resolution_rule="fortio's Resolution field (seconds)" if res is not None
+                  else "fortio float seconds; no Resolution field in the file",
                   reported_percentiles_s=reported, summary=summary)

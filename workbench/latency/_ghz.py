@@ -71,7 +71,8 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
             "error": df["error"].astype(object),
         })
         attrs["timestamp_origin"] = "epoch"
-        return finish(frame, SAMPLES_SCHEMA, "samples", "ghz", col, **attrs)
+        return finish(frame, SAMPLES_SCHEMA, "samples", "ghz", col, resolution_s=1e-9,
+                      resolution_rule="ghz details: Go durations in integer ns", **attrs)
     hist = entries(inp, obj, "histogram")
     if hist:
         buckets: list[tuple[float, int]] = []
@@ -86,11 +87,14 @@ def read_ghz(inp: Input, col: Collector) -> pd.DataFrame:
         total = int(frame["count"].sum())
         frame["percentile"] = (100.0 * frame["cumulative_count"] / total) if total else np.nan
         frame["percentile"] = frame["percentile"].astype("float64")
-        return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="histogram", **attrs)
+        return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="histogram",
+                      resolution_s=None, resolution_rule="ghz histogram marks: float seconds (10 equal buckets)",
+                      **attrs)
     if reported:
         frame = pd.DataFrame({"latency_s": list(reported.values()), "percentile": list(reported.keys())},
                              dtype="float64")
         return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "ghz", col, rows_from="latencyDistribution",
+                      resolution_s=1e-9, resolution_rule="ghz latencyDistribution: Go durations in integer ns",
                       **attrs)
     col.check()
     raise ParseError(inp.name, None, "", "ghz report has no details, histogram or latencyDistribution to read")

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import finish, parse_float, unit_seconds
+from ._common import finish, parse_float, printed_step, unit_seconds
 from ._schemas import DISTRIBUTION_SCHEMA
 
 _V2_COMPRESSED = 0x1C849304
@@ -221,6 +221,7 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
             cols["interval_length_s"].append(length)
             cols["interval_max_s"].append(mx * 1e-3)
             cols["tag"].append(tag)
+    sig = next((getattr(p[5], "significant_figures", None) for p in parsed), None)
     frame = pd.DataFrame(cols)
     for k in ("count", "cumulative_count"):
         frame[k] = frame[k].astype("int64")
@@ -229,6 +230,9 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
     frame["tag"] = pd.Series([np.nan if t is None else t for t in cols["tag"]], dtype=object)
     return finish(
         frame, DISTRIBUTION_SCHEMA, "distribution", "hlog", col,
+        resolution_s=None,
+        resolution_rule=f"relative: HdrHistogram buckets keep {sig} significant digits" if sig
+        else "relative: HdrHistogram buckets (significant digits of the histogram)",
         start_time_s=start_time, base_time_s=base if origin == "epoch" else None,
         log_format_version=version, timestamp_origin=origin, latency_unit=unit, unit_rule=unit_rule,
         intervals=len(parsed), empty_intervals=sum(1 for p in parsed if p[5].get_total_count() == 0),
@@ -298,17 +302,47 @@ def spectrum_frame(rows: list[tuple[int, str, float, float, int]], col: Collecto
     return df
 
 
+def check_footer(footer: dict[str, float], lines: dict[str, tuple[int, str]], col: Collector) -> list[str]:
+    """Warnings for footer values that cannot be true (each also a reject of its footer line).
+
+    A ``StdDeviation`` greater than ``Max`` is impossible for non-negative values:
+    HdrHistogram_py's writer divides Mean and Max by the scaling ratio but not
+    StdDeviation, so the footer is not to be trusted.
+    """
+    out = []
+    sd, mx = footer.get("StdDeviation"), footer.get("Max")
+    if sd is not None and mx is not None and sd > mx:
+        msg = (f"footer StdDeviation {sd:g} exceeds Max {mx:g}, impossible for latencies: the writer left "
+               "StdDeviation unscaled (HdrHistogram_py does); the footer is not used")
+        out.append(msg)
+        n, text = lines.get("StdDeviation", (0, ""))
+        col.reject(n, text, msg)
+    return out
+
+
 def read_hgrm(inp: Input, col: Collector, *, unit: str | None = None) -> pd.DataFrame:
     """Read HdrHistogram percentile-distribution text (whitespace or CSV form).
 
     Columns: latency_s, percentile (0-100), cumulative_count, count (difference of
-    TotalCount). The Value column is taken as ms unless ``unit=`` says otherwise.
-    attrs["footer"] holds Mean/StdDeviation/Max/Total count as printed (file's unit).
+    TotalCount). The Value column is taken as ms (the HdrHistogram tools' and
+    wrk2's convention: recorded µs or ns divided by a scaling ratio) unless
+    ``unit=`` says otherwise; a file whose values are **all whole numbers**
+    (``4227.000``) is what unscaled output (values in the recording unit, often
+    µs or ns) looks like, so it is refused without ``unit=``. attrs: latency_unit,
+    unit_rule, footer (Mean/StdDeviation/Max/Total count as printed, file's
+    unit), warnings (e.g. a footer StdDeviation above Max, also a reject of that
+    line), resolution_s (the printed decimal step, in seconds).
     """
-    scale = unit_seconds(unit or "ms")
     rows: list[tuple[int, str, float, float, int]] = []
     footer: dict[str, float] = {}
+    footer_lines: dict[str, tuple[int, str]] = {}
+    value_texts: list[str] = []
     saw_header = False
+    wrk = re.search(r"^\s*(Running \S+ test @|Thread Stats\s|Detailed Percentile spectrum)", inp.text, re.M)
+    if wrk is not None:
+        n = inp.text.count("\n", 0, wrk.start()) + 1
+        raise ParseError(inp.name, n, inp.line(n), "this is wrk/wrk2 output, not a bare percentile distribution; "
+                         "read it with format='wrk' (its spectrum, summary and totals)")
     for n, raw in enumerate(inp.text.splitlines(), start=1):
         s = raw.strip()
         if not s:
@@ -317,20 +351,40 @@ def read_hgrm(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
             saw_header = True
             continue
         if s.startswith("#"):
+            before = set(footer)
             if not parse_footer(s, footer):
                 col.reject(n, raw, "expected a #[Key = value, …] footer line")
+            for k in set(footer) - before:
+                footer_lines[k] = (n, raw)
             continue
         r = parse_spectrum_line(s)
         if isinstance(r, str):
             col.reject(n, raw, r)
             continue
         rows.append((n, raw, *r))
+        value_texts.append(re.split(r"[,\s]+", s)[0].strip('"'))
     if not saw_header:
         raise ParseError(inp.name, None, "", "not a percentile distribution: expected a 'Value Percentile TotalCount' header line")
     if not rows:
         col.check()
         raise ParseError(inp.name, None, "", "percentile distribution has no data lines")
+    values = np.array([r[2] for r in rows], dtype="float64")
+    if unit is None:
+        if np.all(values == np.round(values)) and len(values) > 1:
+            n0, raw0 = rows[-1][0], rows[-1][1]
+            raise ParseError(
+                inp.name, n0, raw0,
+                f"every Value is a whole number (e.g. {values.max():.3f}): that is how a distribution printed "
+                "without a scaling ratio looks (values in the recording unit, often us or ns), not ms; "
+                "pass unit='us'|'ns'|'ms'|'s' to say which unit the Value column is in")
+        unit_rule = "assumed ms (HdrHistogram tools' and wrk2's default: recorded us/ns / scaling ratio)"
+    else:
+        unit_rule = "given"
+    scale = unit_seconds(unit or "ms")
+    warnings = check_footer(footer, footer_lines, col)
     frame = spectrum_frame(rows, col, scale)
     return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "hgrm", col,
-                  latency_unit=unit or "ms", unit_rule="given" if unit else "assumed ms (HdrHistogram tools' default)",
-                  footer=footer)
+                  resolution_s=printed_step(value_texts, scale),
+                  resolution_rule="decimal places of the Value column (HdrHistogram also keeps a relative "
+                  "step of its significant digits)",
+                  latency_unit=unit or "ms", unit_rule=unit_rule, footer=footer, warnings=warnings)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import finish
+from ._common import finish, printed_step
 from ._schemas import SAMPLES_SCHEMA
 from ._table import split_table, to_float
 
@@ -61,4 +61,6 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
     attrs: dict[str, object] = {"columns_in_file": len(tab.header)}
     if "timestamp_s" in out:
         attrs["timestamp_origin"] = "relative"
-    return finish(out, SAMPLES_SCHEMA, "samples", "hey", col, **attrs)
+    step = printed_step(df[tab.header[0]].astype(str).tolist()) if len(df) else None
+    return finish(out, SAMPLES_SCHEMA, "samples", "hey", col, resolution_s=step,
+                  resolution_rule="decimal places hey prints (%4.4f seconds: 0.1 ms)", **attrs)

@@ -77,4 +77,99 @@ def read_jmeter(inp: Input, col: Collector) -> pd.DataFrame:
         else:
             out[h] = _retype(df.loc[keep, h]) if not keep.all() else df[h]
     return finish(out, SAMPLES_SCHEMA, "samples", "jmeter", col, timestamp_rule=ts_rule,
+                  resolution_s=1e-3, resolution_rule="JTL elapsed: integer ms",
                   timestamp_origin="epoch")
+
+
+#: XML JTL attribute → the CSV JTL column of the same field (carried columns keep the CSV names)
+_XML_CARRY = {"lb": "label", "rc": "responseCode", "rm": "responseMessage", "tn": "threadName", "dt": "dataType",
+              "by": "bytes", "sby": "sentBytes", "ng": "grpThreads", "na": "allThreads", "hn": "hostname",
+              "sc": "SampleCount", "ec": "ErrorCount"}
+_XML_TIMES = {"lt": "first_byte_s", "ct": "connect_s", "it": "idle_s"}
+_SAMPLE_TAGS = ("sample", "httpSample")
+
+
+def looks_like_jmeter_xml(text: str) -> bool:
+    """An XML JTL: a ``<testResults`` root (after the XML declaration)."""
+    head = text[:2000].lstrip("\ufeff").lstrip()
+    return head.startswith("<") and "<testResults" in head
+
+
+def read_jmeter_xml(inp: Input, col: Collector) -> pd.DataFrame:
+    """Read an Apache JMeter XML JTL (``<testResults>`` of ``<sample>``/``<httpSample>``): samples.
+
+    One row per **top-level** sample: latency_s = t (elapsed ms), timestamp_s =
+    ts (epoch ms), ok = s, first_byte_s = lt, connect_s = ct, idle_s = it; lb,
+    rc, rm, tn, dt, by, sby, ng, na, hn, sc, ec carried under their CSV JTL names
+    (label, responseCode, …). Sub-samples nested in a sample (redirects,
+    embedded resources, transaction children) are counted in attrs["skipped"],
+    not rows: the parent's time already covers them. Integer ms (resolution 1 ms).
+    """
+    import xml.parsers.expat
+
+    rows: list[dict[str, object]] = []
+    lines: list[int] = []
+    depth = 0
+    sample_depth = 0
+    saw_root = False
+    parser = xml.parsers.expat.ParserCreate()
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal depth, sample_depth, saw_root
+        depth += 1
+        if depth == 1:
+            saw_root = tag == "testResults"
+            return
+        if tag not in _SAMPLE_TAGS:
+            return
+        sample_depth += 1
+        n = parser.CurrentLineNumber
+        if sample_depth > 1:
+            col.skip("nested sub-samples (covered by their parent)")
+            return
+        if depth != 2:
+            return
+        t, ts = attrs.get("t", ""), attrs.get("ts", "")
+        if not t.isdigit() or not ts.isdigit():
+            col.reject(n, inp.line(n), "expected t (elapsed ms) and ts (epoch ms) as whole numbers")
+            return
+        row: dict[str, object] = {"latency_s": int(t) * 1e-3, "timestamp_s": int(ts) * 1e-3,
+                                  "ok": attrs.get("s", "").lower() == "true", "sample_tag": tag}
+        for k, name in _XML_TIMES.items():
+            if k in attrs:
+                row[name] = int(attrs[k]) * 1e-3 if attrs[k].isdigit() else np.nan
+        for k, name in _XML_CARRY.items():
+            if k in attrs:
+                row[name] = attrs[k]
+        rows.append(row)
+        lines.append(n)
+
+    def end(tag: str) -> None:
+        nonlocal depth, sample_depth
+        depth -= 1
+        if tag in _SAMPLE_TAGS:
+            sample_depth -= 1
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    try:
+        parser.Parse(inp.text.lstrip("\ufeff"), True)
+    except xml.parsers.expat.ExpatError as e:
+        raise ParseError(inp.name, e.lineno, inp.line(e.lineno),
+                         f"not well-formed XML ({xml.parsers.expat.errors.messages[e.code]}); expected a JMeter "
+                         "XML JTL") from None
+    if not saw_root:
+        raise ParseError(inp.name, 1, inp.line(1), "expected a JMeter XML JTL with a <testResults> root")
+    out = pd.DataFrame(rows, index=lines)
+    if not len(out):
+        out = pd.DataFrame({"latency_s": pd.Series([], dtype="float64"), "timestamp_s": pd.Series([], dtype="float64"),
+                            "ok": pd.Series([], dtype=bool)})
+    for c in ("bytes", "sentBytes", "grpThreads", "allThreads", "SampleCount", "ErrorCount"):
+        if c in out:
+            v = pd.to_numeric(out[c], errors="coerce")
+            out[c] = v.astype("int64") if v.notna().all() else v
+    for c in out.columns:
+        if out[c].dtype == object and c != "ok":
+            out[c] = out[c].astype(object)
+    return finish(out, SAMPLES_SCHEMA, "samples", "jmeter_xml", col, resolution_s=1e-3,
+                  resolution_rule="JTL t: integer ms", timestamp_origin="epoch")

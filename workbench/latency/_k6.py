@@ -8,9 +8,9 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import finish, iso_to_epoch
+from ._common import failure_warnings, finish, iso_to_epoch, totals, value_step
 from ._json import number
-from ._schemas import SAMPLES_SCHEMA
+from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
 
 _RESERVED = {"latency_s", "timestamp_s", "end_timestamp_s", "ok"}
 
@@ -86,4 +86,83 @@ def read_k6(inp: Input, col: Collector, *, metric: str = "http_req_duration") ->
         frame[colname] = pd.Series([r[3].get(k, np.nan) for r in keep], dtype=object)
     if "expected_response" in keys and frame["expected_response"].notna().all():
         frame["ok"] = frame["expected_response"].astype(str).str.lower().eq("true")
-    return finish(frame, SAMPLES_SCHEMA, "samples", "k6", col, metric=metric, timestamp_origin="epoch")
+    return finish(frame, SAMPLES_SCHEMA, "samples", "k6", col, metric=metric, timestamp_origin="epoch",
+                  resolution_s=value_step(lat) if len(lat) else None,
+                  resolution_rule="decimal step of the JSON values (k6 writes float ms)")
+
+
+_STAT_PCT = {"min": 0.0, "med": 50.0, "max": 100.0}
+
+
+def looks_like_k6_summary(obj: object) -> bool:
+    """k6's end-of-test summary JSON: ``metrics`` of trend stats (``--summary-export`` or handleSummary)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("metrics"), dict):
+        return False
+    for v in obj["metrics"].values():
+        stats = v.get("values", v) if isinstance(v, dict) else None
+        if isinstance(stats, dict) and ("med" in stats or any(str(k).startswith("p(") for k in stats)):
+            return True
+    return False
+
+
+def read_k6_summary(inp: Input, col: Collector, *, metric: str = "http_req_duration") -> pd.DataFrame:
+    """Read k6's end-of-test summary JSON (``--summary-export`` or ``handleSummary``'s data) for one trend.
+
+    A distribution of k6's own statistics of ``metric`` (ms): min → percentile 0,
+    med → 50, each ``p(N)`` → N, max → 100 (avg and count in attrs["summary"]).
+    Both shapes are read: legacy flat stats, and ``{"type": "trend", "values": {…}}``.
+    attrs["totals"]: requests from ``http_reqs.count``; failures from
+    ``http_req_failed`` — whose ``passes`` count the **failed** requests (a Rate
+    metric counts samples equal to 1) — and the other sub-metrics in
+    attrs["submetrics"] (e.g. ``http_req_duration{expected_response:true}``).
+    """
+    from ._json import load_json
+
+    obj = load_json(inp, "k6 summary")
+    metrics = obj.get("metrics")
+    if not isinstance(metrics, dict) or metric not in metrics or not isinstance(metrics[metric], dict):
+        raise ParseError(inp.name, None, "", f"k6 summary without metrics[{metric!r}]; pass metric= naming a trend")
+    entry = metrics[metric]
+    stats = entry.get("values", entry)
+    if entry.get("contains") not in (None, "time"):
+        raise ParseError(inp.name, None, "", f"k6 metric {metric!r} is {entry.get('contains')!r}, not a time trend")
+    rows: list[tuple[float, float]] = []
+    summary: dict[str, float] = {}
+    for k, v in stats.items():
+        x = number(v)
+        if x is None:
+            if k != "thresholds":
+                col.reject(0, f"{metric}.{k}", "expected a number (ms)")
+            continue
+        if k in _STAT_PCT:
+            rows.append((_STAT_PCT[k], x * 1e-3))
+        elif k.startswith("p(") and k.endswith(")") and number_text(k[2:-1]) is not None:
+            rows.append((float(k[2:-1]), x * 1e-3))
+        summary[k] = x
+    rows.sort()
+    frame = pd.DataFrame({"latency_s": [v for _, v in rows], "percentile": [p for p, _ in rows]})
+
+    def stat(name: str, key: str) -> float | None:
+        m = metrics.get(name)
+        if not isinstance(m, dict):
+            return None
+        return number(m.get("values", m).get(key))
+
+    reqs = stat("http_reqs", "count")
+    failed = stat("http_req_failed", "passes")
+    tot = totals(int(reqs) if reqs is not None else None, failures=int(failed) if failed is not None else None,
+                 included_in_latency=f"k6's {metric} covers every request, failed ones included "
+                 "(its {expected_response:true} sub-metric excludes them)")
+    subs = {k: v.get("values", v) for k, v in metrics.items() if k.startswith(metric + "{") and isinstance(v, dict)}
+    return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "k6_summary", col,
+                  resolution_s=None, resolution_rule="k6 writes float ms (full precision)", metric=metric,
+                  summary=summary, totals=tot, warnings=failure_warnings(tot), submetrics=subs,
+                  rows_from="k6's min (0), med (50), p(N) (N), max (100)")
+
+
+def number_text(s: str) -> float | None:
+    """A float from text, or None."""
+    try:
+        return float(s)
+    except ValueError:
+        return None

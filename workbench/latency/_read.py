@@ -32,16 +32,30 @@ _READERS = {
     "ghz": ("_ghz", "read_ghz"),
     "fortio": ("_fortio", "read_fortio"),
     "k6": ("_k6", "read_k6"),
+    "k6_summary": ("_k6", "read_k6_summary"),
     "locust": ("_locust", "read_locust"),
     "jmeter": ("_jmeter", "read_jmeter"),
+    "jmeter_xml": ("_jmeter", "read_jmeter_xml"),
     "hey": ("_hey", "read_hey"),
+    "hey_text": ("_summaries", "read_hey_text"),
+    "ab": ("_summaries", "read_ab_text"),
+    "ab_percentiles": ("_summaries", "read_ab_percentiles"),
+    "ab_gnuplot": ("_summaries", "read_ab_gnuplot"),
+    "curl": ("_curl", "read_curl_pairs"),
+    "curl_json": ("_curl", "read_curl_json"),
+    "siege": ("_siege", "read_siege"),
+    "siege_log": ("_siege", "read_siege_log_text"),
+    "httperf": ("_summaries", "read_httperf"),
+    "locust_stats": ("_locust", "read_locust_stats"),
+    "locust_failures": ("_locust", "read_locust_failures_text"),
+    "values": ("_curl", "read_values"),
 }
 _CSV_ONLY = ("latency_column", "timestamp_column", "timestamp_unit")
 #: plain CSV files bigger than this are read in blocks with a progress bar
 STREAM_BYTES = 64 << 20
 #: size of one block when streaming
 BLOCK_BYTES = 32 << 20
-_UNIT_FORMATS = ("csv", "hlog", "hgrm")
+_UNIT_FORMATS = ("csv", "hlog", "hgrm", "values")
 #: the cache entries of read_latency: this loader's name, and the package folder whose code parses
 _CACHE_LOADER = "latency"
 _CACHE_CODE = ("latency",)
@@ -60,7 +74,7 @@ def _options_for(fmt: str, options: dict[str, Any]) -> dict[str, Any]:
         for k in _CSV_ONLY:
             if opts.pop(k, None) is not None:
                 raise UsageError(f"{k}= applies to plain CSV only, not to format {fmt!r}; leave it out")
-    if fmt != "k6" and opts.pop("metric", None) is not None:
+    if fmt not in ("k6", "k6_summary") and opts.pop("metric", None) is not None:
         raise UsageError(f"metric= applies to format 'k6' only, not to format {fmt!r}; leave it out")
     if fmt not in _UNIT_FORMATS and opts.pop("unit", None) is not None:
         raise UsageError(f"unit= is not accepted for format {fmt!r}: its units are fixed by the tool; "
@@ -135,6 +149,9 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any
         contents = [whole]
     key = None
     if store is not None:
+        beside = Path(name[: -len("_stats.csv")] + "_failures.csv") if name.endswith("_stats.csv") else None
+        if beside is not None and beside.is_file() and isinstance(contents, list):
+            contents = [*contents, beside.read_bytes()]  # Locust stats read their failures file too
         key = key_for(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options}, contents)
         hit = store.load(key)
         if hit is not None:
@@ -281,5 +298,10 @@ def read_latency(
         "skipped": skipped,
         "per_file": [{k: v for k, v in fr.attrs.items() if k != "rejects"} for fr in frames],
     }
+    steps = [fr.attrs.get("resolution_s") for fr in frames]
+    known = [s for s in steps if isinstance(s, float)]
+    out.attrs["resolution_s"] = max(known) if known and len(known) == len(steps) else None
+    out.attrs["resolution_rule"] = ("the coarsest of the files' steps (attrs['per_file'])" if known
+                                    and len(known) == len(steps) else "not one step: see attrs['per_file']")
     validate(out, SAMPLES_SCHEMA if kind == "samples" else DISTRIBUTION_SCHEMA)
     return attach_rejects(out, Rejects.concat([rejects_of(fr) for fr in frames]))

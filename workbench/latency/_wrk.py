@@ -12,13 +12,21 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
-from ._common import UNIT_SECONDS, finish
+from ._common import UNIT_SECONDS, failure_warnings, finish, printed_step, totals
 from ._hdr import parse_footer, parse_spectrum_line, spectrum_frame
 from ._schemas import DISTRIBUTION_SCHEMA
 
 _TIME_RE = re.compile(r"^([0-9]*\.?[0-9]+)(us|ms|s|m|h)$")
 _METRIC = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"": 1.0, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+
+
+def wrk_step_s(text: str) -> float | None:
+    """The printed step of a wrk time (``635.91us`` → 0.01 µs in seconds), or None."""
+    m = _TIME_RE.match(text.strip())
+    if not m:
+        return None
+    return printed_step([m[1]], UNIT_SECONDS[m[2]])
 
 
 def wrk_time_s(text: str) -> float | None:
@@ -41,13 +49,13 @@ def _binary_bytes(text: str) -> float | None:
 
 _RUNNING = re.compile(r"^Running (\S+) test @ (\S+)")
 _THREADS = re.compile(r"^(\d+) threads and (\d+) connections$")
-_STATS_ROW = re.compile(r"^(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+([0-9.]+)%$")
+_STATS_ROW = re.compile(r"^(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+(?:\.\d+)?|\.\d+)%$")
 _DIST = re.compile(r"^Latency Distribution(?:\s+\(HdrHistogram - (.*)\))?$")
-_PCT = re.compile(r"^([0-9.]+)%\s+(\S+)$")
+_PCT = re.compile(r"^(\d+(?:\.\d+)?|\.\d+)%\s+(\S+)$")
 _REQS = re.compile(r"^(\d+) requests in (\S+), (\S+) read$")
 _SOCKERR = re.compile(r"^Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)$")
 _NON2XX = re.compile(r"^Non-2xx or 3xx responses: (\d+)$")
-_RPS = re.compile(r"^Requests/sec:\s+([0-9.]+)$")
+_RPS = re.compile(r"^Requests/sec:\s+(\d+(?:\.\d+)?|\.\d+)$")
 _TPS = re.compile(r"^Transfer/sec:\s+(\S+)$")
 
 
@@ -70,6 +78,7 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
     """
     summary: dict[str, Any] = {"percentiles_s": {}}
     pct_rows: list[tuple[str, float, float]] = []
+    steps: list[float] = []
     spectra: dict[str | None, list[tuple[int, str, float, float, int]]] = {}
     footers: dict[str | None, dict[str, float]] = {}
     tag: str | None = None
@@ -133,6 +142,7 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
                 continue
             p = float(m[1])
             pct_rows.append((tag, p, v))
+            steps.append(wrk_step_s(m[2]) or 0.0)
             summary["percentiles_s"].setdefault(tag, {})[p] = v
         elif s.startswith("Detailed Percentile spectrum"):
             in_spectrum = True
@@ -158,11 +168,16 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
         parts = [spectrum_frame(rows, col, 1e-3, tag=t) for t, rows in spectra.items()]
         frame = pd.concat(parts, ignore_index=True)
         rows_from = "spectrum"
+        res = printed_step([r[1].split()[0] for rows in spectra.values() for r in rows], 1e-3)
+        res_rule = "decimal places of the spectrum's Value column (ms)"
     elif pct_rows:
         frame = pd.DataFrame(pct_rows, columns=["tag", "percentile", "latency_s"])
         frame["tag"] = frame["tag"].astype(object)
         frame = frame[["latency_s", "percentile", "tag"]]
         rows_from = "latency distribution lines"
+        res = max(steps) if steps else None
+        res_rule = ("coarsest printed step of the percentile values (wrk prints 2 decimals in the unit it "
+                    "picks: us, ms, s, m, h)")
     else:
         col.check()
         if "url" in summary or "latency_avg_s" in summary:
@@ -170,5 +185,11 @@ def read_wrk(inp: Input, col: Collector) -> pd.DataFrame:
         raise ParseError(inp.name, None, "", "not wrk output: expected 'Running … test @' and 'Latency Distribution' lines")
     if footers:
         summary["spectrum_footer"] = footers
+    sock = summary.get("socket_errors", {})
+    tot = totals(summary.get("requests"), failures=sum(sock.values()) if sock else 0,
+                 non_2xx=summary.get("non_2xx_3xx", 0), errors={k: v for k, v in sock.items() if v},
+                 included_in_latency="wrk's latency covers every completed response, non-2xx/3xx "
+                 "included; socket errors have none")
     return finish(frame, DISTRIBUTION_SCHEMA, "distribution", "wrk2" if is_wrk2 else "wrk", col,
-                  summary=summary, rows_from=rows_from)
+                  resolution_s=res, resolution_rule=res_rule, summary=summary, rows_from=rows_from,
+                  totals=tot, warnings=failure_warnings(tot))

@@ -16,7 +16,14 @@ import pyarrow as pa
 
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
-from ..sources import Source, Text, split_sources
+from ..sources import (
+    Source,
+    Text,
+    compression_of_file,
+    decompress,
+    open_decompressed,
+    split_sources,
+)
 from ._grammar import (
     COLOUR_REASON,
     KINDS,
@@ -111,6 +118,15 @@ def _blocks(obj: Readable, start: int = 0, stop: int | None = None,
     if isinstance(obj, str):
         yield obj.encode() if obj.isascii() else obj.encode("latin-1", errors="replace")
         return
+    if isinstance(obj, Path) and start == 0 and stop is None and compression_of_file(obj) is not None:
+        kind = compression_of_file(obj)
+        try:
+            with open_decompressed(obj) as f:  # compressed: decompressed as it is read, never whole in memory
+                yield from _blocks(f, size=size)
+        except (OSError, EOFError, ValueError, pa.ArrowInvalid) as exc:
+            raise ParseError(str(obj), None, "", f"damaged {kind} data ({exc}); expected a complete {kind} file") \
+                from None
+        return
     if not isinstance(obj, Path):
         rest = b""
         while True:
@@ -162,11 +178,17 @@ def _head(obj: Readable) -> tuple[str, Readable]:
     if isinstance(obj, str):
         return obj[:65536], obj
     if isinstance(obj, Path):
-        with open(obj, "rb") as f:
-            return f.read(65536).decode("latin-1"), obj
+        try:
+            with open_decompressed(obj) as f:
+                return f.read(65536).decode("latin-1"), obj
+        except (OSError, EOFError, ValueError, pa.ArrowInvalid) as exc:
+            kind = compression_of_file(obj) or "file"
+            raise ParseError(str(obj), None, "", f"damaged {kind} data ({exc}); expected a complete {kind} file") \
+                from None
     data = obj.read()
     if isinstance(data, bytes):
-        data = data.decode("latin-1")
+        data = decompress(data, getattr(obj, "name", "<stream>") if isinstance(getattr(obj, "name", None), str)
+                          else "<stream>").decode("latin-1")
     return data[:65536], data
 
 
@@ -262,7 +284,7 @@ PARALLEL_MIN_BYTES = 48 << 20
 
 def _threads_wanted(obj: Readable, native: bool, pid_mode: int) -> bool:
     """Two scanner threads only when asked (WORKBENCH_THREADS=2), for a big file with pids."""
-    if not (native and isinstance(obj, Path) and pid_mode != PID_NONE):
+    if not (native and isinstance(obj, Path) and pid_mode != PID_NONE) or compression_of_file(obj) is not None:
         return False
     if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
         return False
@@ -370,6 +392,7 @@ def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar 
 
 
 _FF_NAME = re.compile(r"\.([0-9]+)$")
+_COMPRESSED_SUFFIX = re.compile(r"\.(gz|bz2|xz|zst)$")
 
 
 def _mode(value: str, choices: dict[str, int], parameter: str) -> int:
@@ -388,10 +411,12 @@ def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | N
     pid_mode = _mode(pid_prefix, _PID_MODES, "pid_prefix") if pid_prefix is not None else pid_mode
     ts_mode = _mode(timestamps, _TS_MODES, "timestamps") if timestamps is not None else ts_mode
     fixed = NA
-    m = _FF_NAME.search(name)
+    m = _FF_NAME.search(_COMPRESSED_SUFFIX.sub("", name))
     if m is not None and pid_mode == PID_NONE and not re.search(r"^\[pid ", head, re.M):
         pid_mode, fixed = PID_FIXED, int(m.group(1))
     size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
+    if isinstance(obj, Path) and compression_of_file(obj) is not None:
+        size = 0  # the bar counts decompressed bytes: its total is not known
     show = progress if progress is not None else size > _PROGRESS_BYTES
     bar = None
     if show:
