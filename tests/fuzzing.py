@@ -78,6 +78,7 @@ class Target:
 
 
 LAT = "tests/data/latency/"
+FMT = "tests/data/formats/"
 C = "tests/data/counters/"
 TARGETS: tuple[Target, ...] = (
     Target("latency_auto", _latency(None), (LAT + "*", "data/02_low_qps_nagle/*.csv", "data/01_quantized_latency/lab/*.csv")),
@@ -91,6 +92,7 @@ TARGETS: tuple[Target, ...] = (
     Target("latency_locust", _latency("locust"), (LAT + "locust*",), ".csv"),
     Target("latency_jmeter", _latency("jmeter"), (LAT + "jmeter*",), ".csv"),
     Target("latency_hey", _latency("hey"), (LAT + "hey*",), ".csv"),
+    Target("latency_tools", _latency(None), (FMT + "*",)),
     Target("cephfs_metrics", _counter("read_cephfs_metrics"), (C + "cephfs/**/*",)),
     Target("net_dev", _counter("read_net_dev"), (C + "proc/net_dev.txt",)),
     Target("vmstat", _counter("read_vmstat"), (C + "proc/vmstat.txt",)),
