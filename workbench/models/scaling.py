@@ -1106,10 +1106,12 @@ def usl_decision(cores: pd.Series | np.ndarray | Sequence[float], throughput: Va
                  n_boot: int = 200, seed: int = 0, growth: PowerLawFit | None = None) -> USLDecision:
     """Does the Universal Scalability Law describe throughput against cores?
 
-    - ``yes``: the fit is adequate (RMS log residual within :func:`fit_usl`'s limit);
+    - ``yes``: the fit is adequate (RMS log residual within :func:`fit_usl`'s limit) with σ and κ
+      inside their ranges (the peak is named only when κ is identifiable);
     - ``no``: it is not — the law cannot follow these points (with ``growth``, a time
       growing faster than cores², which no USL response time can, is named);
-    - ``inconclusive``: no fit was possible (fewer than 4 distinct N with a throughput).
+    - ``inconclusive``: no fit was possible (fewer than 4 distinct N with a throughput), or it fits
+      only with σ or κ at a bound of its range (forced, not identified).
 
     Evidence: sigma, kappa, lambda, n_star, kappa_identifiable, retrograde, adequate,
     rms_log_resid, n_points.
@@ -1121,12 +1123,19 @@ def usl_decision(cores: pd.Series | np.ndarray | Sequence[float], throughput: Va
         return USLDecision(question, "inconclusive", str(exc), {"n_points": int(np.size(cores))}, (), None)
     ev = {**f.as_dict(), "rms_log_resid": f.rms_log_resid, "n_points": f.n_points}
     caveats = [] if f.kappa_identifiable else ["κ is not identifiable, so N* is not either"]
+    fitted = f"RMS log residual {f.rms_log_resid:.2f} over {f.n_points} points; σ = {f.sigma:.3g}, κ = {f.kappa:.3g}"
+    if f.adequate and f.at_bounds:
+        because = (f"{fitted}, but only with {' and '.join(f.at_bounds)} at the bound of its range: the law is "
+                   "forced onto these points rather than identified by them")
+        return USLDecision(question, "inconclusive", because, ev, tuple(caveats), f)
     if f.adequate:
-        peak = (f"retrograde beyond N* = {f.n_star:.3g}" if f.retrograde and f.n_star is not None else
-                f"peak N* = {f.n_star:.3g}" if f.n_star is not None else "no peak (κ = 0)")
-        because = (f"RMS log residual {f.rms_log_resid:.2f} over {f.n_points} points; σ = {f.sigma:.3g}, "
-                   f"κ = {f.kappa:.3g}, {peak}")
-        return USLDecision(question, "yes", because, ev, tuple(caveats), f)
+        if not f.kappa_identifiable:
+            peak = "the peak is not identified"
+        elif f.n_star is None:
+            peak = "no peak (κ = 0)"
+        else:
+            peak = (f"retrograde beyond N* = {f.n_star:.3g}" if f.retrograde else f"peak at N* = {f.n_star:.3g}")
+        return USLDecision(question, "yes", f"{fitted}; {peak}", ev, tuple(caveats), f)
     because = f"RMS log residual {f.rms_log_resid:.2f} (a factor {math.exp(f.rms_log_resid):.1f} typical miss)"
     if growth is not None and growth.exponent_low > 2:
         because += (f"; time grows as cores^{growth.exponent:.1f} [{growth.exponent_low:.1f}, "
