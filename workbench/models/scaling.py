@@ -360,8 +360,8 @@ def compare_iterations(
 
     t = stats.t.ppf(0.5 + level / 2, n - 1)
     p = float(2 * stats.t.sf(abs(m) / se, n - 1)) if se > 0 else (0.0 if m != 0 else 1.0)
-    fits = fit_power_laws(times, min_time_s, level)
-    fa, fb = fits[a], fits[b]
+    fa, fb = (fit_power_law(g["transfers"], g["time_s"], min_time_s, level, label=f"iteration {it}")
+              for it, g in ((it, times[times["iteration"] == it]) for it in (a, b)))
     overlap = fa.overlaps(fb)
     lo, hi = float(np.exp(m - t * se)), float(np.exp(m + t * se))
     ratio_excludes_one = lo > 1 or hi < 1
@@ -900,8 +900,8 @@ def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin:
     Every pair is tested (difference of slopes over its standard error, Student t with
     the pooled residual degrees of freedom); p-values are Holm-adjusted over the pairs.
 
-    - ``yes``: at least one pair differs at family-wise level ``alpha``; the evidence names
-      the steepest group and the pairs that differ;
+    - ``yes``: at least one pair differs at family-wise level ``alpha`` by more than ``margin``;
+      the evidence names the steepest group and the pairs that differ;
     - ``no``: every pair's ``level`` CI of the difference lies within ±``margin`` — the
       exponents agree, and a pooled (common-exponent) fit is warranted;
     - ``inconclusive``: fewer than two fitted groups, or no pair differs but the intervals
@@ -933,7 +933,7 @@ def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin:
     adj = holm_adjust([pp["p"] for pp in pairs]) if pairs else np.array([])
     for pp, pa in zip(pairs, adj, strict=True):
         pp["p_holm"] = float(pa)
-        pp["differs"] = bool(pa < alpha)
+        pp["differs"] = bool(pa < alpha and abs(pp["difference"]) > margin)
     differ = [pp for pp in pairs if pp["differs"]]
     agree = bool(pairs) and all(-margin <= pp["low"] and pp["high"] <= margin for pp in pairs)
     steepest = max(keys, key=lambda k: fits[k].exponent) if keys else None
@@ -952,29 +952,33 @@ def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin:
     caveats = ("exponents are fitted on cells above the timing floor only",)
     return decide(
         question, yes=bool(differ), no=bool(agree and not differ),
-        because_yes=(f"{len(differ)} of {len(pairs)} pair(s) differ after Holm correction at α = {alpha:g} "
+        because_yes=(f"{len(differ)} of {len(pairs)} pair(s) differ by more than {margin:g} after Holm correction "
+                     f"at α = {alpha:g} "
                      f"({'; '.join(fmt(pp) for pp in differ)}); steepest: group {steepest}. Exponents: {listing}"),
         because_no=(f"every pair's {int(level * 100)} % interval of the difference lies within ±{margin:g} "
                     f"({'; '.join(fmt(pp) for pp in pairs)}): the groups scale alike, so one pooled exponent "
                     f"is warranted. Exponents: {listing}"),
-        because_inconclusive=(f"no pair differs after Holm correction at α = {alpha:g}, but the intervals are "
-                              f"too wide to show the exponents agree within ±{margin:g} "
+        because_inconclusive=(f"no pair differs by more than {margin:g} after Holm correction at α = {alpha:g}, "
+                              f"but the intervals are too wide to show the exponents agree within ±{margin:g} "
                               f"({'; '.join(fmt(pp) for pp in pairs)}). Exponents: {listing}"),
         evidence=evidence, caveats=caveats)
 
 
 def compare_designs(
     times: pd.DataFrame, pairs: Sequence[tuple[int, int]] | None = None, min_time_s: float = DEFAULT_MIN_TIME_S,
-    alpha: float = 0.05, equivalence: float = 1.25, level: float = 0.95,
+    alpha: float = 0.05, equivalence: float = 1.25, level: float = 0.95, exponent_margin: float = 0.25,
 ) -> dict[tuple[int, int], Decision]:
     """Does design ``b`` take a different time from design ``a``? One :class:`Decision` per pair
     (default: each iteration against the one before it), ratio p-values Holm-adjusted over the pairs.
 
     - ``yes``: the Holm-adjusted p-value of the geometric-mean ratio time(a)/time(b) is under
-      ``alpha``, or the exponents' CIs are disjoint;
+      ``alpha`` and the ratio lies outside [1/``equivalence``, ``equivalence``], or the exponents'
+      CIs are disjoint and differ by more than ``exponent_margin``;
     - ``no``: the ratio's CI lies inside [1/``equivalence``, ``equivalence``] and the exponents' CIs
       overlap: no difference as large as the margin;
-    - ``inconclusive``: neither, or fewer than 3 cells have both times above ``min_time_s``.
+    - ``inconclusive``: neither (a difference that is significant but under the margin, with an
+      interval that reaches past it, is inconclusive too), or fewer than 3 cells have both times
+      above ``min_time_s``.
 
     Evidence: ratio, ratio_low, ratio_high, p, p_holm, n_cells, exponents_overlap,
     n_faster, n_slower (cells where b is faster / slower beyond rounding).
@@ -1004,7 +1008,9 @@ def compare_designs(
         ev = {"ratio": r.ratio, "ratio_low": r.ratio_low, "ratio_high": r.ratio_high, "p": r.p_value,
               "p_holm": float(p_holm), "n_cells": r.n_cells, "exponents_overlap": r.exponents_overlap,
               "n_faster": r.n_faster, "n_slower": r.n_slower, "min_time_s": r.min_time_s}
-        differs = bool(p_holm < alpha) or not r.exponents_overlap
+        big_ratio = not (1 / equivalence <= r.ratio <= equivalence)
+        big_exponent = abs(r.exponent_a[0] - r.exponent_b[0]) > exponent_margin
+        differs = (bool(p_holm < alpha) and big_ratio) or (not r.exponents_overlap and big_exponent)
         same = (r.ratio_low >= 1 / equivalence and r.ratio_high <= equivalence and r.exponents_overlap)
         holm = f"Holm-adjusted p = {p_holm:.2g} over {len(results)} comparison(s)"
         caveats: list[str] = []
@@ -1106,12 +1112,11 @@ def usl_decision(cores: pd.Series | np.ndarray | Sequence[float], throughput: Va
                  n_boot: int = 200, seed: int = 0, growth: PowerLawFit | None = None) -> USLDecision:
     """Does the Universal Scalability Law describe throughput against cores?
 
-    - ``yes``: the fit is adequate (RMS log residual within :func:`fit_usl`'s limit) with σ and κ
-      inside their ranges (the peak is named only when κ is identifiable);
+    - ``yes``: the fit is adequate (RMS log residual within :func:`fit_usl`'s limit); the peak is
+      named only when κ is identifiable;
     - ``no``: it is not — the law cannot follow these points (with ``growth``, a time
       growing faster than cores², which no USL response time can, is named);
-    - ``inconclusive``: no fit was possible (fewer than 4 distinct N with a throughput), or it fits
-      only with σ or κ at a bound of its range (forced, not identified).
+    - ``inconclusive``: no fit was possible (fewer than 4 distinct N with a throughput).
 
     Evidence: sigma, kappa, lambda, n_star, kappa_identifiable, retrograde, adequate,
     rms_log_resid, n_points.
@@ -1124,17 +1129,20 @@ def usl_decision(cores: pd.Series | np.ndarray | Sequence[float], throughput: Va
     ev = {**f.as_dict(), "rms_log_resid": f.rms_log_resid, "n_points": f.n_points}
     caveats = [] if f.kappa_identifiable else ["κ is not identifiable, so N* is not either"]
     fitted = f"RMS log residual {f.rms_log_resid:.2f} over {f.n_points} points; σ = {f.sigma:.3g}, κ = {f.kappa:.3g}"
-    if f.adequate and f.at_bounds:
-        because = (f"{fitted}, but only with {' and '.join(f.at_bounds)} at the bound of its range: the law is "
-                   "forced onto these points rather than identified by them")
-        return USLDecision(question, "inconclusive", because, ev, tuple(caveats), f)
+    if f.n_points < 8:
+        caveats.append(f"only {f.n_points} points for 3 parameters: an adequate fit is weak evidence")
     if f.adequate:
         if not f.kappa_identifiable:
             peak = "the peak is not identified"
         elif f.n_star is None:
             peak = "no peak (κ = 0)"
+        elif f.n_star < f.n_min:
+            peak = (f"throughput is highest at the smallest N measured ({f.n_min:g}) and falls from there "
+                    f"(N* = {f.n_star:.2g})")
+        elif f.retrograde:
+            peak = f"throughput peaks at N* = {f.n_star:.3g} inside the measured range and falls beyond it"
         else:
-            peak = (f"retrograde beyond N* = {f.n_star:.3g}" if f.retrograde else f"peak at N* = {f.n_star:.3g}")
+            peak = f"the peak N* = {f.n_star:.3g} lies beyond the data"
         return USLDecision(question, "yes", f"{fitted}; {peak}", ev, tuple(caveats), f)
     because = f"RMS log residual {f.rms_log_resid:.2f} (a factor {math.exp(f.rms_log_resid):.1f} typical miss)"
     if growth is not None and growth.exponent_low > 2:
