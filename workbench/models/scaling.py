@@ -1078,7 +1078,8 @@ def bottleneck_agreement(cells: pd.DataFrame, iteration: int, by: str = "busy_s"
     settled = g[g["settled"]]
     settled_cells = {str(k): int(v) for k, v in settled["kind"].value_counts().items()}
     largest = g.sort_values(["transfers", "banks"]).iloc[-1]
-    by_kind = {str(k): [f"{int(r.banks)}×{int(r.clients_per_bank)}" for r in sub.itertuples()]
+    by_kind = {str(k): [f"{b}×{c}" for b, c in zip(sub["banks"].tolist(), sub["clients_per_bank"].tolist(),
+                                                      strict=True)]
                for k, sub in g.groupby("kind", sort=True)}
     evidence = {"n_cells": len(g), "kind_cells": kind_cells, "settled_kind_cells": settled_cells,
                 "n_settled": len(settled), "largest_cell_kind": str(largest["kind"]),
@@ -1086,7 +1087,7 @@ def bottleneck_agreement(cells: pd.DataFrame, iteration: int, by: str = "busy_s"
                 "cells_by_kind": by_kind, "metric": by}
     counts = ", ".join(f"{k} in {v} of {len(g)}" for k, v in sorted(kind_cells.items(), key=lambda kv: -kv[1]))
     one_kind = len(kind_cells) == 1
-    caveats = ()
+    caveats: tuple[str, ...] = ()
     if len(settled) < len(g):
         caveats = (f"{len(g) - len(settled)} of {len(g)} cells are not settled (repeats disagree or the busiest "
                    "actor leads another kind's by less than the dominance threshold)",)

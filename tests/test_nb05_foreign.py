@@ -1,0 +1,91 @@
+"""Notebook 05 on captures it was not built on: an asyncio actor benchmark (two designs, another grid,
+a cores table that is a real fixed demand, no lines of code) and a lab run with only its runs table."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from workbench.report import execute_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "05_actor_bottlenecks.ipynb"
+DATA = ROOT / "tests" / "data" / "nb05"
+NONE = {"iteration_times": "", "cores_times": "", "lines_of_code": "", "sim_runs": "", "sim_actors": ""}
+
+
+def _run(tmp_path: Path, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+    res = execute_notebook(NOTEBOOK, params, out_dir=tmp_path, render=False)
+    assert res.status == "ok", res.error
+    nb = nbformat.read(str(tmp_path / "05_actor_bottlenecks.ipynb"), as_version=4)
+    text = "\n".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.get("outputs", []))
+    return {k: v.value for k, v in res.findings.items()}, res.findings, text
+
+
+@pytest.mark.slow
+def test_notebook_05_on_an_asyncio_benchmark(tmp_path: Path) -> None:
+    d = DATA / "asyncio_bank"
+    f, full, text = _run(tmp_path, {**NONE, "iteration_times": str(d / "iteration_times.csv"),
+                                    "cores_times": str(d / "cores_times.csv"), "sim_runs": str(d / "runs.csv"),
+                                    "sim_actors": str(d / "actors.csv.gz"), "cores_banks": 4,
+                                    "cores_clients_per_bank": 8})
+    # two iterations, a 4 × 3 grid, times printed to 0.1 ms: resolution and floor come from the data
+    assert "Timing resolution: **0.0001 s** (inferred from the printed decimals)" in text
+    e = f["exponent_by_iteration"]
+    assert set(e) == {"1", "2"} and all(v["n_used"] + v["n_excluded"] == 12 for v in e.values())
+    # the exponents neither differ nor agree: no "scales worse" sentence, no pooled fit
+    assert f["exponents_differ"]["verdict"] == "inconclusive"
+    assert "scales worse, not only slower" not in text.replace("one scales worse, not only slower", "")
+    assert "Scaling differences: inconclusive" in text
+    assert f["max_speedup_1_over_2"] == pytest.approx(0.0624 / 0.0493, rel=1e-6)
+    assert f["design_comparisons"]["1_vs_2"]["verdict"] == "inconclusive"
+    assert f["iteration3_vs_2_distinguishable"] is None
+    assert "not both in the grid" in full["iteration3_vs_2_distinguishable"].explain
+    # the cores table here is a real fixed demand split over worker processes
+    assert f["cores_table_reading"] == "fixed demand"
+    assert {k: v["verdict"] for k, v in f["usl_describes_cores"].items()} == {"1": "yes", "2": "yes"}
+    assert "the peak is not identified" in text
+    # no lines-of-code table: that section is skipped with its reason, nothing else is
+    assert f["loc_total_change_pct"] is None
+    assert "skipped: needs lines_of_code" in full["loc_total_change_pct"].explain
+    assert text.count("skipped: needs") == 1
+    # per-actor metrics: the central coordinator is the bottleneck of every cell of design 1;
+    # design 2's cells mostly name a bank, but too few are settled to say it is always the bank
+    b = f["bottleneck_by_cell"]
+    assert b["1"] == {"verdict": "yes", "kind_cells": {"coordinator": 12}, "settled_kind_cells": {"coordinator": 6}}
+    assert b["2"]["verdict"] == "inconclusive" and b["2"]["kind_cells"] == {"bank": 10, "coordinator": 2}
+    assert f["bottleneck_actor_by_iteration"] == {"1": "coordinator", "2": "bank"}
+    assert f["money_conserved"] is True
+    assert "your per-actor metrics" in text and "bundled" not in text
+
+
+@pytest.mark.slow
+def test_notebook_05_on_runs_only(tmp_path: Path) -> None:
+    f, full, text = _run(tmp_path, {**NONE, "sim_runs": str(DATA / "lab_runs_only" / "runs.csv")})
+    for name in ("exponent_by_iteration", "exponents_differ", "max_speedup_1_over_2", "design_comparisons",
+                 "iteration3_vs_2_distinguishable", "usl_by_iteration", "usl_describes_cores",
+                 "cores_table_reading", "loc_total_change_pct", "bottleneck_by_cell",
+                 "bottleneck_actor_by_iteration"):
+        assert f[name] is None, name
+        assert full[name].explain.startswith("skipped: needs"), name
+    assert "sim_actors (per-actor metrics)" in full["bottleneck_by_cell"].explain
+    for section in ("1. The tables as heatmaps", "2. Power laws per iteration", "5. The cores table under the USL",
+                    "6. Lines of code", "8. The bottleneck actor of every cell"):
+        assert f"{section.replace('_', chr(92) + '_')} — skipped: needs" in text, section
+    # what the runs alone show: complete runs, money conserved, naive design scaling worse (Holm-corrected)
+    assert f["money_conserved"] is True
+    sim = f["sim_exponent_by_iteration"]
+    assert set(sim) == {"1", "2"} and sim["1"] > sim["2"] + 0.25
+    assert "yes: 1 of 1 pair(s) differ" in full["sim_exponent_by_iteration"].explain
+    assert "Simulated scaling, exponents differ**: yes" in text
+    assert "32 of 32 runs completed" in text and "bundled" not in text
+
+
+@pytest.mark.slow
+def test_notebook_05_with_no_input_at_all(tmp_path: Path) -> None:
+    f, _, text = _run(tmp_path, NONE)
+    assert all(v is None for v in f.values())
+    assert "No section ran: give at least one input." in text
