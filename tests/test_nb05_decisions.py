@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.errors import UsageError
+from workbench.errors import SchemaError, UsageError
 from workbench.models import scaling as sc
 
 BANKS = (1, 2, 3, 4, 5)
@@ -226,3 +226,16 @@ def test_cores_reading_on_published_tables_is_growing_demand() -> None:
     fits, _ = sc.try_fit_power_laws(times, 0.01)
     d = sc.cores_reading(sc.demand_hypotheses(cores, fits, fixed_clients=80, clients_per_core=8))
     assert d.verdict == "no"
+
+
+def test_timing_tables_accept_milliseconds_and_say_so(tmp_path) -> None:
+    p = tmp_path / "grid.csv"
+    p.write_text("iteration,banks,clients_per_bank,time_ms\n7,1,3,1.5\n7,2,3,-4\n9,2,3,120\n")
+    t = sc.read_iteration_times(p)
+    assert t["time_s"].tolist() == [0.0015, 0.12] and t.attrs["time_unit"] == "ms"
+    rows = t.attrs["rejects"].rows()
+    assert len(rows) == 1 and rows[0][1] == 3 and "-4" in rows[0][2]  # line 3, its text and reason kept
+    c = sc.read_cores_times("iteration,cores,time_ms\n1,1,250\n1,2,130\n")
+    assert c["time_s"].tolist() == [0.25, 0.13] and list(c.columns) == ["iteration", "cores", "time_s"]
+    with pytest.raises(SchemaError, match="time_ms column in milliseconds is accepted"):
+        sc.read_cores_times("iteration,cores,duration\n1,1,2\n")

@@ -29,6 +29,7 @@ of times against a work size:
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
+from ..errors import SchemaError, UsageError
 from ..schema import Column, Schema, requires, validate
 from ..sources import Source
 from ..tables import AtLeast, NonEmpty, Rule, read_table
@@ -107,28 +108,54 @@ def read_iteration_times(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load the banks × clients-per-bank timing table (:data:`ITERATION_TIMES_SCHEMA`).
 
     Input columns ``iteration, banks, clients_per_bank, time_s`` (a path, plain
-    or compressed, a stream or the CSV text); adds ``clients`` and ``transfers``.
+    or compressed, a stream or the CSV text; a path or text may give ``time_ms``
+    instead of ``time_s``, converted to seconds); adds ``clients`` and ``transfers``.
     Rows with negative numbers, zero banks or clients, or a repeated
     (iteration, banks, clients_per_bank) are kept in ``attrs["rejects"]``.
     """
-    df = read_table(source, _ITERATION_INPUT, strict=strict, rules=_table_rules(_ITERATION_INPUT),
-                    key=("iteration", "banks", "clients_per_bank"),
-                    check=_at_least_one("banks", "clients_per_bank"))
+    df = _read_timing(source, _ITERATION_INPUT, strict, ("iteration", "banks", "clients_per_bank"),
+                      _at_least_one("banks", "clients_per_bank"))
     df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
     df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
     return validate(df, ITERATION_TIMES_SCHEMA)
 
 
 def read_cores_times(source: Source, strict: bool = False) -> pd.DataFrame:
-    """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``."""
-    return read_table(source, CORES_TIMES_SCHEMA, strict=strict, rules=_table_rules(CORES_TIMES_SCHEMA),
-                      key=("iteration", "cores"), check=_at_least_one("cores"))
+    """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``
+    (or ``time_ms``, converted to seconds)."""
+    return _read_timing(source, CORES_TIMES_SCHEMA, strict, ("iteration", "cores"), _at_least_one("cores"))
 
 
 def read_lines_of_code(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load non-empty lines of code per actor (:data:`LINES_OF_CODE_SCHEMA`): ``iteration, actor, lines``."""
     return read_table(source, LINES_OF_CODE_SCHEMA, strict=strict, rules=_table_rules(LINES_OF_CODE_SCHEMA),
                       key=("iteration", "actor"))
+
+
+def _read_timing(source: Source, schema: Schema, strict: bool, key: tuple[str, ...],
+                 check: Callable[[dict[str, Any]], str | None]) -> pd.DataFrame:
+    """:func:`read_table` of a timing table whose time column is ``time_s``, or else ``time_ms``
+    (re-read as milliseconds and converted; ``attrs["time_unit"]`` says which was read)."""
+    try:
+        df = read_table(source, schema, strict=strict, rules=_table_rules(schema), key=key, check=check)
+        df.attrs["time_unit"] = "s"
+        return df
+    except SchemaError as exc:
+        if "time_s" not in str(exc) or not isinstance(source, (str, os.PathLike)):
+            raise
+        ms = Schema(name=schema.name, doc=schema.doc, extra_columns_allowed=schema.extra_columns_allowed,
+                    columns=tuple(Column("time_ms", "float", "ms", c.doc) if c.name == "time_s" else c
+                                  for c in schema.columns))
+        try:
+            df = read_table(source, ms, strict=strict, rules=_table_rules(ms), key=key, check=check)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a time_ms column in milliseconds is accepted instead of time_s)") from None
+    attrs = dict(df.attrs)
+    df["time_ms"] = df["time_ms"] / 1000.0
+    df = df.rename(columns={"time_ms": "time_s"})
+    df.attrs.update(attrs)
+    df.attrs["time_unit"] = "ms"
+    return validate(df, schema)
 
 
 def _at_least_one(*cols: str) -> Callable[[dict[str, Any]], str | None]:
