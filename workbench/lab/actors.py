@@ -837,7 +837,7 @@ def _ints(text: str) -> list[int]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from ..models.scaling import bottleneck_by_iteration
+    from ..models.scaling import bottleneck_agreement, cell_bottlenecks
 
     try:
         grid_cells(args.iterations, args.banks, args.clients_per_bank, args.repeats)
@@ -852,8 +852,10 @@ def _cmd(args: argparse.Namespace) -> int:
     print(f"{len(runs)} runs ({runs.attrs.get('skipped', 0)} skipped by the time limit); "
           f"{int(ok.sum())} complete with money conserved and no transfer lost")
     if not actors.empty:
-        for it, kind in bottleneck_by_iteration(actors).items():
-            print(f"iteration {it} ({ITERATIONS[it]}): bottleneck actor kind = {kind}")
+        cells = cell_bottlenecks(actors, by="work")
+        for it in sorted(int(i) for i in cells["iteration"].unique()):
+            d = bottleneck_agreement(cells, it, by="work")
+            print(f"iteration {it} ({ITERATIONS[it]}): one bottleneck kind in every cell? {d.verdict}: {d.because}")
     print(f"wrote {rp} and {ap}")
     return 0 if bool(ok.all()) else 1
 
