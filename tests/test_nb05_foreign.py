@@ -89,3 +89,24 @@ def test_notebook_05_with_no_input_at_all(tmp_path: Path) -> None:
     f, _, text = _run(tmp_path, NONE)
     assert all(v is None for v in f.values())
     assert "No section ran: give at least one input." in text
+
+
+@pytest.mark.slow
+def test_notebook_05_on_one_design_and_a_short_cores_table(tmp_path: Path) -> None:
+    """One design (numbered 4) timed in ms, a cores table of another design with 3 points, one LOC iteration."""
+    grid = tmp_path / "grid.csv"
+    grid.write_text("iteration,banks,clients_per_bank,time_ms\n4,1,2,0.5\n4,2,2,3\n4,2,3,11\n4,3,3,40\n4,4,4,300\n")
+    cores = tmp_path / "cores.csv"
+    cores.write_text("iteration,cores,time_s\n9,1,0.5\n9,2,0.3\n9,4,0.2\n")
+    loc = tmp_path / "loc.csv"
+    loc.write_text("iteration,actor,lines\n4,coordinator,10\n4,bank,20\n")
+    f, full, text = _run(tmp_path / "out", {**NONE, "iteration_times": str(grid), "cores_times": str(cores),
+                                            "lines_of_code": str(loc)})
+    assert set(f["exponent_by_iteration"]) == {"4"} and f["exponent_by_iteration"]["4"]["n_used"] == 4
+    assert f["exponents_differ"]["verdict"] == "inconclusive" and "only 1 group" in f["exponents_differ"]["because"]
+    assert f["max_speedup_1_over_2"] is None and "found 1" in full["max_speedup_1_over_2"].explain
+    assert f["usl_describes_cores"]["9"]["verdict"] == "inconclusive"
+    assert f["cores_table_reading"] == "inconclusive"
+    assert f["loc_total_change_pct"] is None and "only one iteration" in full["loc_total_change_pct"].explain
+    assert f["money_conserved"] is None and f["bottleneck_by_cell"] is None
+    assert "Timing resolution: **0.0001 s**" in text

@@ -701,7 +701,8 @@ def demand_hypotheses(
                          "rms_log_error": float(np.sqrt(np.mean(lr**2))),
                          "median_ratio": float(np.exp(np.median(lr))),
                          "within_2x": float(np.mean(np.abs(lr) <= np.log(2)))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["iteration", "hypothesis", "n_cells", "rms_log_error", "median_ratio",
+                                       "within_2x"])
 
 
 def demand_predictions(
@@ -723,7 +724,7 @@ def demand_predictions(
         rows.append({"iteration": it, "cores": int(r["cores"]), "time_s": float(r["time_s"]),
                      "fixed_demand_s": float(fits[it].predict_s(fixed_clients * (fixed_clients - 1))),
                      "demand_grows_s": float(fits[it].predict_s(c * (c - 1)))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["iteration", "cores", "time_s", "fixed_demand_s", "demand_grows_s"])
 
 
 def power_law_lines(fits: dict[int, PowerLawFit], points: int = 50) -> pd.DataFrame:
