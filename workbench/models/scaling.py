@@ -1063,20 +1063,28 @@ def cell_bottlenecks(actors: pd.DataFrame, by: str = "busy_s", min_dominance: fl
 
     Columns: iteration, banks, clients_per_bank, transfers, kind (the kind most repeats name),
     repeats, repeats_agree (repeats naming ``kind``), dominance (median over repeats of the busiest
-    actor's value over the busiest actor of another kind), settled (every repeat names ``kind`` and
-    the median dominance is at least ``min_dominance``).
+    ``kind`` actor's value over the busiest actor of any other kind — below 1 in a repeat that names
+    another kind), settled (a strict majority of repeats names ``kind`` and the median dominance is
+    at least ``min_dominance``).
     """
     b = bottlenecks(actors, by)
+    top_by_kind = actors.groupby([*RUN_KEYS, "kind"], sort=True)[by].max().sort_index()
     rows = []
     for key, g in b.groupby(["iteration", "banks", "clients_per_bank"], sort=True):
         counts = g["kind"].value_counts()
         top = sorted(counts[counts == counts.max()].index)[0]
-        dom = float(g["dominance"].median())
+        leads = []
+        for rep in g["repeat"].tolist():
+            per_kind = top_by_kind.loc[(*key, rep)]
+            others = per_kind.drop(top)
+            best_other = float(others.max()) if len(others) else 0.0
+            leads.append(float(per_kind[top]) / best_other if best_other > 0 else math.inf)
+        dom = float(np.median(leads))
         agree = int(counts[top])
         rows.append({"iteration": _key(key[0]), "banks": _key(key[1]), "clients_per_bank": _key(key[2]),
                      "transfers": g["transfers"].iloc[0], "kind": str(top), "repeats": len(g),
                      "repeats_agree": agree, "dominance": dom,
-                     "settled": bool(agree == len(g) and dom >= min_dominance)})
+                     "settled": bool(2 * agree > len(g) and dom >= min_dominance)})
     return pd.DataFrame(rows, columns=["iteration", "banks", "clients_per_bank", "transfers", "kind", "repeats",
                                        "repeats_agree", "dominance", "settled"])
 
@@ -1088,7 +1096,7 @@ def bottleneck_agreement(cells: pd.DataFrame, iteration: int, by: str = "busy_s"
     - ``no``: settled cells name different kinds — the cells disagree, and naming one
       bottleneck for the iteration would hide the others;
     - ``inconclusive``: no cell is settled, or the disagreement rests only on unsettled cells
-      (repeats disagree or the lead is under the dominance threshold).
+      (no majority of repeats, or the lead is under the dominance threshold).
 
     Evidence: n_cells, kind_cells (kind → number of cells naming it), settled_kind_cells,
     largest_cell_kind (the kind of the cell with the most transfers), cells_by_kind
@@ -1117,8 +1125,8 @@ def bottleneck_agreement(cells: pd.DataFrame, iteration: int, by: str = "busy_s"
     one_kind = len(kind_cells) == 1
     caveats: tuple[str, ...] = ()
     if len(settled) < len(g):
-        caveats = (f"{len(g) - len(settled)} of {len(g)} cells are not settled (repeats disagree or the busiest "
-                   "actor leads another kind's by less than the dominance threshold)",)
+        caveats = (f"{len(g) - len(settled)} of {len(g)} cells are not settled (no majority of repeats, or the "
+                   "busiest actor leads another kind's by less than the dominance threshold)",)
     return decide(
         question, yes=one_kind and len(settled) > 0, no=len(settled_cells) > 1,
         because_yes=f"by {by}, the busiest actor is a {next(iter(kind_cells))} in all {len(g)} cells",
