@@ -60,6 +60,7 @@ def test_exponents_differ_yes_names_the_steepest() -> None:
     assert d.verdict == "yes" and d.evidence["steepest"] == 1 and not d.evidence["pooled_warranted"]
     differs = {(p["a"], p["b"]) for p in d.evidence["pairs"] if p["differs"]}
     assert differs == {(1, 2), (1, 3)}  # 2 and 3 share an exponent
+    assert d.evidence["worse_than"] == [[1, 2], [1, 3]]
     assert "Holm" in d.because and "steepest: group 1" in d.because
 
 

@@ -113,3 +113,23 @@ def test_notebook_05_on_one_design_and_a_short_cores_table(tmp_path: Path) -> No
     assert f["loc_total_change_pct"] is None and "only one iteration" in full["loc_total_change_pct"].explain
     assert f["money_conserved"] is None and f["bottleneck_by_cell"] is None
     assert "Timing resolution: **0.0001 s**" in text
+
+
+@pytest.mark.slow
+def test_notebook_05_pooled_exponent_when_designs_scale_alike(tmp_path: Path) -> None:
+    """Two designs 3× apart with one exponent: slower, not worse-scaling; a pooled fit is shown."""
+    lines = ["iteration,banks,clients_per_bank,time_s"]
+    wiggle = [1.01, 0.99, 1.0, 1.02, 0.98]
+    for it, a in ((1, 3e-6), (2, 1e-6)):
+        for i, b in enumerate((1, 2, 3, 4, 5)):
+            for j, c in enumerate((2, 4, 6, 8)):
+                n = b * c
+                lines.append(f"{it},{b},{c},{a * (n * (n - 1)) ** 1.5 * wiggle[(i + j + it) % 5]:.6f}")
+    grid = tmp_path / "grid.csv"
+    grid.write_text("\n".join(lines) + "\n")
+    f, _, text = _run(tmp_path / "out", {**NONE, "iteration_times": str(grid)})
+    assert f["exponents_differ"]["verdict"] == "no" and f["exponents_differ"]["evidence"]["pooled_warranted"]
+    assert "Pooled exponent (one slope, a prefactor per iteration): 1.50" in text
+    assert "Scales worse, not only slower" not in text and "The iterations scale alike" in text
+    d = f["design_comparisons"]["1_vs_2"]
+    assert d["verdict"] == "yes" and d["evidence"]["ratio"] == pytest.approx(3, rel=0.05)

@@ -29,6 +29,7 @@ def test_notebook_05_findings_on_bundled_data(tmp_path: Path) -> None:
     # the exponents differ (Holm-corrected) and iteration 1 is the steepest: "scales worse" is earned
     assert f["exponents_differ"]["verdict"] == "yes" and f["exponents_differ"]["evidence"]["steepest"] == 1
     assert not f["exponents_differ"]["evidence"]["pooled_warranted"]
+    assert f["exponents_differ"]["evidence"]["worse_than"] == [[1, 2], [1, 3]]
     assert f["design_comparisons"]["1_vs_2"]["verdict"] == "yes"
     assert f["design_comparisons"]["2_vs_3"]["verdict"] == "inconclusive"
     # no claim that 3 differs from 2 without CI support; the reason is given

@@ -936,7 +936,8 @@ def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin:
       are too wide to say the exponents agree.
 
     Evidence: ``exponents`` (group → exponent, low, high, n_used), ``pairs`` (a, b,
-    difference, CI, p, p_holm, differs), ``steepest``, ``pooled_warranted``.
+    difference, CI, p, p_holm, differs), ``steepest``, ``worse_than`` ([steeper, flatter] for
+    each pair that differs), ``pooled_warranted``.
     """
     from scipy import stats
 
@@ -965,8 +966,9 @@ def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin:
     differ = [pp for pp in pairs if pp["differs"]]
     agree = bool(pairs) and all(-margin <= pp["low"] and pp["high"] <= margin for pp in pairs)
     steepest = max(keys, key=lambda k: fits[k].exponent) if keys else None
+    worse = [[pp["a"], pp["b"]] if pp["difference"] > 0 else [pp["b"], pp["a"]] for pp in differ]
     evidence = {"exponents": exps, "pairs": pairs, "alpha": alpha, "margin": margin,
-                "steepest": steepest, "pooled_warranted": bool(agree and not differ)}
+                "steepest": steepest, "worse_than": worse, "pooled_warranted": bool(agree and not differ)}
 
     def fmt(pp: dict[str, Any]) -> str:
         return (f"{pp['a']} − {pp['b']} = {pp['difference']:+.2f} [{pp['low']:+.2f}, {pp['high']:+.2f}], "
