@@ -240,3 +240,15 @@ def test_timing_tables_accept_milliseconds_and_say_so(tmp_path) -> None:
     assert c["time_s"].tolist() == [0.25, 0.13] and list(c.columns) == ["iteration", "cores", "time_s"]
     with pytest.raises(SchemaError, match="time_ms column in milliseconds is accepted"):
         sc.read_cores_times("iteration,cores,duration\n1,1,2\n")
+
+
+def test_runs_table_with_only_run_times_is_timed_not_checked() -> None:
+    from workbench.lab import actors as lab
+
+    r = lab.read_runs("iteration,banks,clients_per_bank,wall_s,host\n1,2,3,0.5,a\n1,2,3,0.6,a\n2,2,3,0.1,b\n"
+                      "1,0,3,1,c\n")
+    assert r["repeat"].tolist() == [1, 2, 1] and r["transfers"].tolist() == [30, 30, 30]
+    assert "money_conserved" in r.attrs["columns_missing"] and "money_conserved" not in r.columns
+    assert len(r.attrs["rejects"]) == 1  # zero banks: kept with its reason
+    with pytest.raises(SchemaError, match="only iteration, banks, clients_per_bank and wall_s is accepted"):
+        lab.read_runs("iteration,banks,seconds\n1,2,0.5\n")

@@ -103,15 +103,20 @@ def test_notebook_05_on_one_design_and_a_short_cores_table(tmp_path: Path) -> No
     cores.write_text("iteration,cores,time_s\n9,1,0.5\n9,2,0.3\n9,4,0.2\n")
     loc = tmp_path / "loc.csv"
     loc.write_text("iteration,actor,lines\n4,coordinator,10\n4,bank,20\n")
+    runs = tmp_path / "runs.csv"  # another benchmark's run times: no invariant columns
+    runs.write_text("iteration,banks,clients_per_bank,wall_s,host\n"
+                    + "".join(f"4,{b},{c},{2e-5 * (b * c * (b * c - 1)) ** 1.2:.6f},h\n" for b in (1, 2, 3) for c in (2, 4, 8)))
     f, full, text = _run(tmp_path / "out", {**NONE, "iteration_times": str(grid), "cores_times": str(cores),
-                                            "lines_of_code": str(loc)})
+                                            "lines_of_code": str(loc), "sim_runs": str(runs)})
     assert set(f["exponent_by_iteration"]) == {"4"} and f["exponent_by_iteration"]["4"]["n_used"] == 4
     assert f["exponents_differ"]["verdict"] == "inconclusive" and "only 1 group" in f["exponents_differ"]["because"]
     assert f["max_speedup_1_over_2"] is None and "found 1" in full["max_speedup_1_over_2"].explain
     assert f["usl_describes_cores"]["9"]["verdict"] == "inconclusive"
     assert f["cores_table_reading"] == "inconclusive"
     assert f["loc_total_change_pct"] is None and "only one iteration" in full["loc_total_change_pct"].explain
-    assert f["money_conserved"] is None and f["bottleneck_by_cell"] is None
+    assert f["money_conserved"] is None and "needs the run invariant columns" in full["money_conserved"].explain
+    assert f["sim_exponent_by_iteration"]["4"] == pytest.approx(1.2, abs=0.01)
+    assert f["bottleneck_by_cell"] is None
     assert "Timing resolution: **0.0001 s**" in text
 
 

@@ -51,7 +51,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import LabError, UsageError
+from ..errors import LabError, SchemaError, UsageError
 from ..schema import Column, Schema, validate
 from ..sources import Source
 from ..tables import AtLeast, NonEmpty, Rule, read_table
@@ -799,15 +799,49 @@ def _rules(schema: Schema) -> dict[str, Rule]:
     return {c.name: NonEmpty() if c.kind == "string" else AtLeast(0) for c in schema.columns if c.kind != "bool"}
 
 
+#: the least a runs table must give to be timed: one row per run (repeats are numbered in file order)
+_TIMES_ONLY = Schema(name="actor_run_times", doc="Wall time per run of an actor benchmark.",
+                     columns=tuple(c for c in RUNS_SCHEMA.columns
+                                   if c.name in ("iteration", "banks", "clients_per_bank", "wall_s")))
+
+
+def _positive_grid(row: dict[str, Any]) -> str | None:
+    bad = [c for c in ("banks", "clients_per_bank") if int(row[c]) < 1]
+    return f"{' and '.join(bad)} must be at least 1" if bad else None
+
+
 def read_runs(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load a ``runs.csv`` written by this lab (:data:`RUNS_SCHEMA`).
+
+    A path or text with only ``iteration, banks, clients_per_bank, wall_s`` (another
+    benchmark's run times) is read too: ``repeat`` numbers the runs of a cell in file order,
+    ``clients`` and ``transfers`` are derived, and ``attrs["columns_missing"]`` lists the
+    invariant columns it lacks (nothing is claimed about money or lost transfers then).
 
     Rows that do not parse, carry a negative number or empty text, or repeat a
     run (iteration, banks, clients_per_bank, repeat) go to ``attrs["rejects"]``;
     ``strict=True`` raises :class:`~workbench.errors.ParseError` for the first.
     """
-    return read_table(source, RUNS_SCHEMA, strict=strict, rules=_rules(RUNS_SCHEMA),
-                      key=("iteration", "banks", "clients_per_bank", "repeat"))
+    try:
+        return read_table(source, RUNS_SCHEMA, strict=strict, rules=_rules(RUNS_SCHEMA),
+                          key=("iteration", "banks", "clients_per_bank", "repeat"))
+    except SchemaError as exc:
+        if not isinstance(source, (str, os.PathLike)):
+            raise
+        try:
+            df = read_table(source, _TIMES_ONLY, strict=strict, rules=_rules(_TIMES_ONLY),
+                            check=_positive_grid)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a table with only iteration, banks, clients_per_bank and wall_s is "
+                              "accepted too: its runs are timed, not checked)") from None
+    attrs = dict(df.attrs)
+    df["repeat"] = df.groupby(["iteration", "banks", "clients_per_bank"]).cumcount().astype("int64") + 1
+    df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
+    df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
+    df = df[["iteration", "banks", "clients_per_bank", "repeat", "clients", "transfers", "wall_s"]]
+    df.attrs.update(attrs)
+    df.attrs["columns_missing"] = [c for c in RUNS_SCHEMA.names() if c not in df.columns]
+    return df
 
 
 def read_actor_metrics(source: Source, strict: bool = False) -> pd.DataFrame:
