@@ -252,3 +252,16 @@ def test_runs_table_with_only_run_times_is_timed_not_checked() -> None:
     assert len(r.attrs["rejects"]) == 1  # zero banks: kept with its reason
     with pytest.raises(SchemaError, match="only iteration, banks, clients_per_bank and wall_s is accepted"):
         lab.read_runs("iteration,banks,seconds\n1,2,0.5\n")
+
+
+def test_actor_table_with_only_busy_time_and_its_own_kinds() -> None:
+    from workbench.lab import actors as lab
+
+    a = lab.read_actor_metrics("iteration,banks,clients_per_bank,repeat,actor,kind,busy_s\n"
+                               "1,1,2,1,r,router,0.5\n1,1,2,1,w1,worker,0.1\n1,1,2,1,w1,worker,0.3\n")
+    assert a["transfers"].tolist() == [2, 2] and set(a["kind"]) == {"router", "worker"}
+    assert "work" in a.attrs["columns_missing"] and len(a.attrs["rejects"]) == 1  # the repeated actor
+    d = sc.bottleneck_agreement(sc.cell_bottlenecks(a, by="busy_s"), 1)
+    assert d.verdict == "yes" and "router in all 1 cells" in d.because
+    with pytest.raises(SchemaError, match="busy_s is accepted too"):
+        lab.read_actor_metrics("iteration,actor,busy\n1,a,0.1\n")

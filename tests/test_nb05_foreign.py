@@ -106,8 +106,12 @@ def test_notebook_05_on_one_design_and_a_short_cores_table(tmp_path: Path) -> No
     runs = tmp_path / "runs.csv"  # another benchmark's run times: no invariant columns
     runs.write_text("iteration,banks,clients_per_bank,wall_s,host\n"
                     + "".join(f"4,{b},{c},{2e-5 * (b * c * (b * c - 1)) ** 1.2:.6f},h\n" for b in (1, 2, 3) for c in (2, 4, 8)))
+    acts = tmp_path / "actors.csv"  # another benchmark's busy time per actor, its own actor kinds
+    acts.write_text("iteration,banks,clients_per_bank,repeat,actor,kind,busy_s\n"
+                    "4,1,2,1,r,router,0.5\n4,1,2,1,w1,worker,0.1\n4,2,2,1,r,router,0.2\n4,2,2,1,w1,worker,0.9\n")
     f, full, text = _run(tmp_path / "out", {**NONE, "iteration_times": str(grid), "cores_times": str(cores),
-                                            "lines_of_code": str(loc), "sim_runs": str(runs)})
+                                            "lines_of_code": str(loc), "sim_runs": str(runs),
+                                            "sim_actors": str(acts)})
     assert set(f["exponent_by_iteration"]) == {"4"} and f["exponent_by_iteration"]["4"]["n_used"] == 4
     assert f["exponents_differ"]["verdict"] == "inconclusive" and "only 1 group" in f["exponents_differ"]["because"]
     assert f["max_speedup_1_over_2"] is None and "found 1" in full["max_speedup_1_over_2"].explain
@@ -116,7 +120,9 @@ def test_notebook_05_on_one_design_and_a_short_cores_table(tmp_path: Path) -> No
     assert f["loc_total_change_pct"] is None and "only one iteration" in full["loc_total_change_pct"].explain
     assert f["money_conserved"] is None and "needs the run invariant columns" in full["money_conserved"].explain
     assert f["sim_exponent_by_iteration"]["4"] == pytest.approx(1.2, abs=0.01)
-    assert f["bottleneck_by_cell"] is None
+    assert f["bottleneck_by_cell"]["4"] == {"verdict": "no", "kind_cells": {"router": 1, "worker": 1},
+                                            "settled_kind_cells": {"router": 1, "worker": 1}}
+    assert f["bottleneck_actor_by_iteration"] == {"4": "worker"}
     assert "Timing resolution: **0.0001 s**" in text
 
 

@@ -849,9 +849,37 @@ def read_actor_metrics(source: Source, strict: bool = False) -> pd.DataFrame:
 
     Rejected like :func:`read_runs`, and also rows with an unknown actor kind or a
     repeated actor within a run.
+
+    A path or text with only ``iteration, banks, clients_per_bank, repeat, actor, kind,
+    busy_s`` (another benchmark's per-actor busy time, any actor kinds) is read too:
+    ``transfers`` is derived and ``attrs["columns_missing"]`` lists the metrics it lacks.
     """
-    return read_table(source, ACTOR_METRICS_SCHEMA, strict=strict, rules=_rules(ACTOR_METRICS_SCHEMA),
-                      key=("iteration", "banks", "clients_per_bank", "repeat", "actor"), check=_known_kind)
+    keys = ("iteration", "banks", "clients_per_bank", "repeat", "actor")
+    try:
+        return read_table(source, ACTOR_METRICS_SCHEMA, strict=strict, rules=_rules(ACTOR_METRICS_SCHEMA),
+                          key=keys, check=_known_kind)
+    except SchemaError as exc:
+        if not isinstance(source, (str, os.PathLike)):
+            raise
+        try:
+            df = read_table(source, _BUSY_ONLY, strict=strict, rules=_rules(_BUSY_ONLY), key=keys,
+                            check=_positive_grid)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a table with only iteration, banks, clients_per_bank, repeat, actor, kind "
+                              "and busy_s is accepted too)") from None
+    attrs = dict(df.attrs)
+    clients = df["banks"] * df["clients_per_bank"]
+    df.insert(4, "transfers", (clients * (clients - 1)).astype("int64"))
+    df.attrs.update(attrs)
+    df.attrs["columns_missing"] = [c for c in ACTOR_METRICS_SCHEMA.names() if c not in df.columns]
+    return df
+
+
+#: the least a per-actor table must give to find bottlenecks by busy time
+_BUSY_ONLY = Schema(name="actor_busy_time", doc="Busy time per actor per run of an actor benchmark.",
+                    columns=tuple(c for c in ACTOR_METRICS_SCHEMA.columns
+                                  if c.name in ("iteration", "banks", "clients_per_bank", "repeat", "actor", "kind",
+                                                "busy_s")))
 
 
 def _known_kind(row: dict[str, Any]) -> str | None:
