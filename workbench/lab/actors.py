@@ -51,7 +51,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import LabError, UsageError
+from ..errors import LabError, SchemaError, UsageError
 from ..schema import Column, Schema, validate
 from ..sources import Source
 from ..tables import AtLeast, NonEmpty, Rule, read_table
@@ -799,15 +799,49 @@ def _rules(schema: Schema) -> dict[str, Rule]:
     return {c.name: NonEmpty() if c.kind == "string" else AtLeast(0) for c in schema.columns if c.kind != "bool"}
 
 
+#: the least a runs table must give to be timed: one row per run (repeats are numbered in file order)
+_TIMES_ONLY = Schema(name="actor_run_times", doc="Wall time per run of an actor benchmark.",
+                     columns=tuple(c for c in RUNS_SCHEMA.columns
+                                   if c.name in ("iteration", "banks", "clients_per_bank", "wall_s")))
+
+
+def _positive_grid(row: dict[str, Any]) -> str | None:
+    bad = [c for c in ("banks", "clients_per_bank") if int(row[c]) < 1]
+    return f"{' and '.join(bad)} must be at least 1" if bad else None
+
+
 def read_runs(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load a ``runs.csv`` written by this lab (:data:`RUNS_SCHEMA`).
+
+    A path or text with only ``iteration, banks, clients_per_bank, wall_s`` (another
+    benchmark's run times) is read too: ``repeat`` numbers the runs of a cell in file order,
+    ``clients`` and ``transfers`` are derived, and ``attrs["columns_missing"]`` lists the
+    invariant columns it lacks (nothing is claimed about money or lost transfers then).
 
     Rows that do not parse, carry a negative number or empty text, or repeat a
     run (iteration, banks, clients_per_bank, repeat) go to ``attrs["rejects"]``;
     ``strict=True`` raises :class:`~workbench.errors.ParseError` for the first.
     """
-    return read_table(source, RUNS_SCHEMA, strict=strict, rules=_rules(RUNS_SCHEMA),
-                      key=("iteration", "banks", "clients_per_bank", "repeat"))
+    try:
+        return read_table(source, RUNS_SCHEMA, strict=strict, rules=_rules(RUNS_SCHEMA),
+                          key=("iteration", "banks", "clients_per_bank", "repeat"))
+    except SchemaError as exc:
+        if not isinstance(source, (str, os.PathLike)):
+            raise
+        try:
+            df = read_table(source, _TIMES_ONLY, strict=strict, rules=_rules(_TIMES_ONLY),
+                            check=_positive_grid)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a table with only iteration, banks, clients_per_bank and wall_s is "
+                              "accepted too: its runs are timed, not checked)") from None
+    attrs = dict(df.attrs)
+    df["repeat"] = df.groupby(["iteration", "banks", "clients_per_bank"]).cumcount().astype("int64") + 1
+    df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
+    df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
+    df = df[["iteration", "banks", "clients_per_bank", "repeat", "clients", "transfers", "wall_s"]]
+    df.attrs.update(attrs)
+    df.attrs["columns_missing"] = [c for c in RUNS_SCHEMA.names() if c not in df.columns]
+    return df
 
 
 def read_actor_metrics(source: Source, strict: bool = False) -> pd.DataFrame:
@@ -815,9 +849,37 @@ def read_actor_metrics(source: Source, strict: bool = False) -> pd.DataFrame:
 
     Rejected like :func:`read_runs`, and also rows with an unknown actor kind or a
     repeated actor within a run.
+
+    A path or text with only ``iteration, banks, clients_per_bank, repeat, actor, kind,
+    busy_s`` (another benchmark's per-actor busy time, any actor kinds) is read too:
+    ``transfers`` is derived and ``attrs["columns_missing"]`` lists the metrics it lacks.
     """
-    return read_table(source, ACTOR_METRICS_SCHEMA, strict=strict, rules=_rules(ACTOR_METRICS_SCHEMA),
-                      key=("iteration", "banks", "clients_per_bank", "repeat", "actor"), check=_known_kind)
+    keys = ("iteration", "banks", "clients_per_bank", "repeat", "actor")
+    try:
+        return read_table(source, ACTOR_METRICS_SCHEMA, strict=strict, rules=_rules(ACTOR_METRICS_SCHEMA),
+                          key=keys, check=_known_kind)
+    except SchemaError as exc:
+        if not isinstance(source, (str, os.PathLike)):
+            raise
+        try:
+            df = read_table(source, _BUSY_ONLY, strict=strict, rules=_rules(_BUSY_ONLY), key=keys,
+                            check=_positive_grid)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a table with only iteration, banks, clients_per_bank, repeat, actor, kind "
+                              "and busy_s is accepted too)") from None
+    attrs = dict(df.attrs)
+    clients = df["banks"] * df["clients_per_bank"]
+    df.insert(4, "transfers", (clients * (clients - 1)).astype("int64"))
+    df.attrs.update(attrs)
+    df.attrs["columns_missing"] = [c for c in ACTOR_METRICS_SCHEMA.names() if c not in df.columns]
+    return df
+
+
+#: the least a per-actor table must give to find bottlenecks by busy time
+_BUSY_ONLY = Schema(name="actor_busy_time", doc="Busy time per actor per run of an actor benchmark.",
+                    columns=tuple(c for c in ACTOR_METRICS_SCHEMA.columns
+                                  if c.name in ("iteration", "banks", "clients_per_bank", "repeat", "actor", "kind",
+                                                "busy_s")))
 
 
 def _known_kind(row: dict[str, Any]) -> str | None:
@@ -837,7 +899,7 @@ def _ints(text: str) -> list[int]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from ..models.scaling import bottleneck_by_iteration
+    from ..models.scaling import bottleneck_agreement, cell_bottlenecks
 
     try:
         grid_cells(args.iterations, args.banks, args.clients_per_bank, args.repeats)
@@ -852,8 +914,10 @@ def _cmd(args: argparse.Namespace) -> int:
     print(f"{len(runs)} runs ({runs.attrs.get('skipped', 0)} skipped by the time limit); "
           f"{int(ok.sum())} complete with money conserved and no transfer lost")
     if not actors.empty:
-        for it, kind in bottleneck_by_iteration(actors).items():
-            print(f"iteration {it} ({ITERATIONS[it]}): bottleneck actor kind = {kind}")
+        cells = cell_bottlenecks(actors, by="work")
+        for it in sorted(int(i) for i in cells["iteration"].unique()):
+            d = bottleneck_agreement(cells, it, by="work")
+            print(f"iteration {it} ({ITERATIONS[it]}): one bottleneck kind in every cell? {d.verdict}: {d.because}")
     print(f"wrote {rp} and {ap}")
     return 0 if bool(ok.all()) else 1
 

@@ -18,11 +18,18 @@ of times against a work size:
   bootstrap uncertainty, honest when κ is not identifiable;
 - :func:`demand_hypotheses` — does a "fixed demand" table behave like fixed
   demand, or like the growing demand of the grid?
-- :func:`bottlenecks` — the busiest actor of each simulated run from per-actor metrics.
+- :func:`bottlenecks` — the busiest actor of each simulated run from per-actor metrics;
+- decisions with their evidence (:class:`~workbench.verdicts.Decision`):
+  :func:`compare_exponents` (do groups scale differently; is a pooled exponent
+  warranted), :func:`compare_designs` (Holm-corrected design comparisons),
+  :func:`bottleneck_agreement` (one bottleneck kind per cell, or cells that disagree),
+  :func:`usl_decision` (does the USL describe a cores table) and
+  :func:`cores_reading` (fixed or growing demand).
 """
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,10 +38,11 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..errors import UsageError
+from ..errors import SchemaError, UsageError
 from ..schema import Column, Schema, requires, validate
 from ..sources import Source
 from ..tables import AtLeast, NonEmpty, Rule, read_table
+from ..verdicts import Decision
 
 #: numbers given as a list, an array or a pandas Series
 Values = Sequence[float] | np.ndarray | pd.Series
@@ -100,28 +108,54 @@ def read_iteration_times(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load the banks × clients-per-bank timing table (:data:`ITERATION_TIMES_SCHEMA`).
 
     Input columns ``iteration, banks, clients_per_bank, time_s`` (a path, plain
-    or compressed, a stream or the CSV text); adds ``clients`` and ``transfers``.
+    or compressed, a stream or the CSV text; a path or text may give ``time_ms``
+    instead of ``time_s``, converted to seconds); adds ``clients`` and ``transfers``.
     Rows with negative numbers, zero banks or clients, or a repeated
     (iteration, banks, clients_per_bank) are kept in ``attrs["rejects"]``.
     """
-    df = read_table(source, _ITERATION_INPUT, strict=strict, rules=_table_rules(_ITERATION_INPUT),
-                    key=("iteration", "banks", "clients_per_bank"),
-                    check=_at_least_one("banks", "clients_per_bank"))
+    df = _read_timing(source, _ITERATION_INPUT, strict, ("iteration", "banks", "clients_per_bank"),
+                      _at_least_one("banks", "clients_per_bank"))
     df["clients"] = (df["banks"] * df["clients_per_bank"]).astype("int64")
     df["transfers"] = (df["clients"] * (df["clients"] - 1)).astype("int64")
     return validate(df, ITERATION_TIMES_SCHEMA)
 
 
 def read_cores_times(source: Source, strict: bool = False) -> pd.DataFrame:
-    """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``."""
-    return read_table(source, CORES_TIMES_SCHEMA, strict=strict, rules=_table_rules(CORES_TIMES_SCHEMA),
-                      key=("iteration", "cores"), check=_at_least_one("cores"))
+    """Load the time-against-cores table (:data:`CORES_TIMES_SCHEMA`): ``iteration, cores, time_s``
+    (or ``time_ms``, converted to seconds)."""
+    return _read_timing(source, CORES_TIMES_SCHEMA, strict, ("iteration", "cores"), _at_least_one("cores"))
 
 
 def read_lines_of_code(source: Source, strict: bool = False) -> pd.DataFrame:
     """Load non-empty lines of code per actor (:data:`LINES_OF_CODE_SCHEMA`): ``iteration, actor, lines``."""
     return read_table(source, LINES_OF_CODE_SCHEMA, strict=strict, rules=_table_rules(LINES_OF_CODE_SCHEMA),
                       key=("iteration", "actor"))
+
+
+def _read_timing(source: Source, schema: Schema, strict: bool, key: tuple[str, ...],
+                 check: Callable[[dict[str, Any]], str | None]) -> pd.DataFrame:
+    """:func:`read_table` of a timing table whose time column is ``time_s``, or else ``time_ms``
+    (re-read as milliseconds and converted; ``attrs["time_unit"]`` says which was read)."""
+    try:
+        df = read_table(source, schema, strict=strict, rules=_table_rules(schema), key=key, check=check)
+        df.attrs["time_unit"] = "s"
+        return df
+    except SchemaError as exc:
+        if "time_s" not in str(exc) or not isinstance(source, (str, os.PathLike)):
+            raise
+        ms = Schema(name=schema.name, doc=schema.doc, extra_columns_allowed=schema.extra_columns_allowed,
+                    columns=tuple(Column("time_ms", "float", "ms", c.doc) if c.name == "time_s" else c
+                                  for c in schema.columns))
+        try:
+            df = read_table(source, ms, strict=strict, rules=_table_rules(ms), key=key, check=check)
+        except SchemaError:
+            raise SchemaError(f"{exc} (a time_ms column in milliseconds is accepted instead of time_s)") from None
+    attrs = dict(df.attrs)
+    df["time_ms"] = df["time_ms"] / 1000.0
+    df = df.rename(columns={"time_ms": "time_s"})
+    df.attrs.update(attrs)
+    df.attrs["time_unit"] = "ms"
+    return validate(df, schema)
 
 
 def _at_least_one(*cols: str) -> Callable[[dict[str, Any]], str | None]:
@@ -353,8 +387,8 @@ def compare_iterations(
 
     t = stats.t.ppf(0.5 + level / 2, n - 1)
     p = float(2 * stats.t.sf(abs(m) / se, n - 1)) if se > 0 else (0.0 if m != 0 else 1.0)
-    fits = fit_power_laws(times, min_time_s, level)
-    fa, fb = fits[a], fits[b]
+    fa, fb = (fit_power_law(g["transfers"], g["time_s"], min_time_s, level, label=f"iteration {it}")
+              for it, g in ((it, times[times["iteration"] == it]) for it in (a, b)))
     overlap = fa.overlaps(fb)
     lo, hi = float(np.exp(m - t * se)), float(np.exp(m + t * se))
     ratio_excludes_one = lo > 1 or hi < 1
@@ -667,7 +701,8 @@ def demand_hypotheses(
                          "rms_log_error": float(np.sqrt(np.mean(lr**2))),
                          "median_ratio": float(np.exp(np.median(lr))),
                          "within_2x": float(np.mean(np.abs(lr) <= np.log(2)))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["iteration", "hypothesis", "n_cells", "rms_log_error", "median_ratio",
+                                       "within_2x"])
 
 
 def demand_predictions(
@@ -689,7 +724,7 @@ def demand_predictions(
         rows.append({"iteration": it, "cores": int(r["cores"]), "time_s": float(r["time_s"]),
                      "fixed_demand_s": float(fits[it].predict_s(fixed_clients * (fixed_clients - 1))),
                      "demand_grows_s": float(fits[it].predict_s(c * (c - 1)))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["iteration", "cores", "time_s", "fixed_demand_s", "demand_grows_s"])
 
 
 def power_law_lines(fits: dict[int, PowerLawFit], points: int = 50) -> pd.DataFrame:
@@ -708,8 +743,9 @@ def usl_curves(fits: dict[int, USLFit], n_min: float, n_max: float, points: int 
                       for k, f in fits.items()], ignore_index=True)
 
 
-def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S) -> pd.DataFrame:
-    """Cells of the cores table that have a grid cell with the same client count (8 × N).
+def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S,
+                 clients_per_core: int = 8) -> pd.DataFrame:
+    """Cells of the cores table that have a grid cell with the same client count (``clients_per_core`` × N).
 
     Columns: iteration, cores, clients, time_s (cores table), grid_time_s (mean of the
     grid cells with that many clients), ratio (time_s / grid_time_s), both_measured
@@ -719,7 +755,7 @@ def grid_matches(cores: pd.DataFrame, times: pd.DataFrame, min_time_s: float = D
     requires(times, "iteration", "clients", "time_s")
     g = times.groupby(["iteration", "clients"], as_index=False).agg(grid_time_s=("time_s", "mean"))
     c = cores.copy()
-    c["clients"] = 8 * c["cores"]
+    c["clients"] = clients_per_core * c["cores"]
     m = c.merge(g, on=["iteration", "clients"], how="inner")
     m["ratio"] = m["time_s"] / m["grid_time_s"]
     m["both_measured"] = (m["time_s"] >= min_time_s) & (m["grid_time_s"] >= min_time_s)
@@ -806,4 +842,383 @@ def bottleneck_by_iteration(actors: pd.DataFrame, by: str = "work") -> dict[int,
         out[_key(it)] = str(big["kind"].mode().sort_values().iloc[0])
     return out
 
+
+
+
+# --------------------------------------------------------------------------- decisions
+#
+# Each question the notebook asks of these tables is answered here, as a
+# :class:`~workbench.verdicts.Decision` with its evidence, so the notebook only renders it.
+
+def infer_resolution_s(time_s: Values, candidates: Sequence[float] = (1.0, 0.1, 0.01, 0.001, 1e-4, 1e-5, 1e-6)
+                       ) -> float | None:
+    """The coarsest printing step that every time is a whole multiple of (``0.001`` for times printed
+    with three decimals); None when the times are not rounded to any of ``candidates`` (measured floats)."""
+    v = np.asarray(time_s, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    for step in candidates:
+        k = v / step
+        if np.all(np.abs(k - np.round(k)) < 1e-6):
+            return float(step)
+    return None
+
+
+def try_fit_power_laws(
+    times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S, level: float = 0.95, work_col: str = "transfers",
+) -> tuple[dict[int, PowerLawFit], dict[int, str]]:
+    """:func:`fit_power_laws` for any number of iterations: ``(fits, not_fitted)``, where
+    ``not_fitted`` maps each iteration that could not be fitted to the reason (too few cells above
+    the floor, a single work value)."""
+    requires(times, "iteration", work_col, "time_s")
+    fits: dict[int, PowerLawFit] = {}
+    reasons: dict[int, str] = {}
+    for it, g in times.groupby("iteration", sort=True):
+        try:
+            fits[_key(it)] = fit_power_law(g[work_col], g["time_s"], min_time_s, level, label=f"iteration {it}")
+        except UsageError as exc:
+            reasons[_key(it)] = str(exc)
+    return fits, reasons
+
+
+@dataclass(frozen=True)
+class CommonExponent:
+    """One exponent shared by every group, each group keeping its own prefactor (log-log OLS with
+    a dummy per group): the pooled fit, meaningful only when the groups' exponents agree."""
+
+    exponent: float
+    exponent_low: float
+    exponent_high: float
+    n_used: int
+    groups: tuple[int, ...]
+
+
+def fit_common_exponent(times: pd.DataFrame, min_time_s: float = DEFAULT_MIN_TIME_S, level: float = 0.95,
+                        work_col: str = "transfers") -> CommonExponent:
+    """Fit ``log time = log a_group + b · log work`` on cells ≥ ``min_time_s`` (one ``b`` for all groups)."""
+    requires(times, "iteration", work_col, "time_s")
+    d = times[(times["time_s"] >= min_time_s) & (times["time_s"] > 0) & (times[work_col] > 0)]
+    groups = tuple(sorted(_key(i) for i in d["iteration"].unique()))
+    n, k = len(d), len(groups)
+    if n < k + 2:
+        raise UsageError(f"fit_common_exponent: {n} cells ≥ {min_time_s:g} s for {k} groups; need at least {k + 2}")
+    x = np.column_stack([np.log(d[work_col].to_numpy(dtype=float))]
+                        + [(d["iteration"].to_numpy() == g).astype(float) for g in groups])
+    y = np.log(d["time_s"].to_numpy(dtype=float))
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    resid = y - x @ beta
+    dof = n - (k + 1)
+    s2 = float(resid @ resid) / dof
+    try:
+        cov = s2 * np.linalg.inv(x.T @ x)
+    except np.linalg.LinAlgError:
+        raise UsageError("fit_common_exponent: the work values do not vary within the groups") from None
+    from scipy import stats
+
+    se = math.sqrt(max(cov[0, 0], 0.0))
+    t = float(stats.t.ppf(0.5 + level / 2, dof))
+    return CommonExponent(float(beta[0]), float(beta[0] - t * se), float(beta[0] + t * se), n, groups)
+
+
+def compare_exponents(fits: dict[int, PowerLawFit], alpha: float = 0.05, margin: float = 0.25,
+                      level: float = 0.95) -> Decision:
+    """Do the groups' power-law exponents differ, i.e. does one design scale worse, not only slower?
+
+    Every pair is tested (difference of slopes over its standard error, Student t with
+    the pooled residual degrees of freedom); p-values are Holm-adjusted over the pairs.
+
+    - ``yes``: at least one pair differs at family-wise level ``alpha`` by more than ``margin``;
+      the evidence names the steepest group and the pairs that differ;
+    - ``no``: every pair's ``level`` CI of the difference lies within ±``margin`` — the
+      exponents agree, and a pooled (common-exponent) fit is warranted;
+    - ``inconclusive``: fewer than two fitted groups, or no pair differs but the intervals
+      are too wide to say the exponents agree.
+
+    Evidence: ``exponents`` (group → exponent, low, high, n_used), ``pairs`` (a, b,
+    difference, CI, p, p_holm, differs), ``steepest``, ``worse_than`` ([steeper, flatter] for
+    each pair that differs), ``pooled_warranted``.
+    """
+    from scipy import stats
+
+    from ..stats import holm_adjust
+    from ..verdicts import decide
+
+    question = "Do the exponents differ between groups (one scales worse, not only slower)?"
+    exps = {str(k): {"exponent": f.exponent, "low": f.exponent_low, "high": f.exponent_high, "n_used": f.n_used}
+            for k, f in sorted(fits.items())}
+    keys = sorted(fits)
+    pairs: list[dict[str, Any]] = []
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            fa, fb = fits[a], fits[b]
+            diff = fa.exponent - fb.exponent
+            se = math.hypot(fa.exponent_se, fb.exponent_se)
+            dof = max(fa.n_used + fb.n_used - 4, 1)
+            t = float(stats.t.ppf(0.5 + level / 2, dof))
+            p = float(2 * stats.t.sf(abs(diff) / se, dof)) if se > 0 else (0.0 if diff != 0 else 1.0)
+            pairs.append({"a": a, "b": b, "difference": diff, "low": diff - t * se, "high": diff + t * se,
+                          "p": p})
+    adj = holm_adjust([pp["p"] for pp in pairs]) if pairs else np.array([])
+    for pp, pa in zip(pairs, adj, strict=True):
+        pp["p_holm"] = float(pa)
+        pp["differs"] = bool(pa < alpha and abs(pp["difference"]) > margin)
+    differ = [pp for pp in pairs if pp["differs"]]
+    agree = bool(pairs) and all(-margin <= pp["low"] and pp["high"] <= margin for pp in pairs)
+    steepest = max(keys, key=lambda k: fits[k].exponent) if keys else None
+    worse = [[pp["a"], pp["b"]] if pp["difference"] > 0 else [pp["b"], pp["a"]] for pp in differ]
+    evidence = {"exponents": exps, "pairs": pairs, "alpha": alpha, "margin": margin,
+                "steepest": steepest, "worse_than": worse, "pooled_warranted": bool(agree and not differ)}
+
+    def fmt(pp: dict[str, Any]) -> str:
+        return (f"{pp['a']} − {pp['b']} = {pp['difference']:+.2f} [{pp['low']:+.2f}, {pp['high']:+.2f}], "
+                f"Holm p = {pp['p_holm']:.2g}")
+
+    listing = "; ".join(f"group {k}: {v['exponent']:.2f} [{v['low']:.2f}, {v['high']:.2f}]" for k, v in exps.items())
+    if len(keys) < 2:
+        return decide(question, yes=False, no=False, because_yes="", because_no="",
+                      because_inconclusive=f"only {len(keys)} group(s) could be fitted ({listing or 'none'}); "
+                                           "nothing to compare", evidence=evidence)
+    caveats = ("exponents are fitted on cells above the timing floor only",)
+    return decide(
+        question, yes=bool(differ), no=bool(agree and not differ),
+        because_yes=(f"{len(differ)} of {len(pairs)} pair(s) differ by more than {margin:g} after Holm correction "
+                     f"at α = {alpha:g} "
+                     f"({'; '.join(fmt(pp) for pp in differ)}); steepest: group {steepest}. Exponents: {listing}"),
+        because_no=(f"every pair's {int(level * 100)} % interval of the difference lies within ±{margin:g} "
+                    f"({'; '.join(fmt(pp) for pp in pairs)}): the groups scale alike, so one pooled exponent "
+                    f"is warranted. Exponents: {listing}"),
+        because_inconclusive=(f"no pair differs by more than {margin:g} after Holm correction at α = {alpha:g}, "
+                              f"but the intervals are too wide to show the exponents agree within ±{margin:g} "
+                              f"({'; '.join(fmt(pp) for pp in pairs)}). Exponents: {listing}"),
+        evidence=evidence, caveats=caveats)
+
+
+def compare_designs(
+    times: pd.DataFrame, pairs: Sequence[tuple[int, int]] | None = None, min_time_s: float = DEFAULT_MIN_TIME_S,
+    alpha: float = 0.05, equivalence: float = 1.25, level: float = 0.95, exponent_margin: float = 0.25,
+) -> dict[tuple[int, int], Decision]:
+    """Does design ``b`` take a different time from design ``a``? One :class:`Decision` per pair
+    (default: each iteration against the one before it), ratio p-values Holm-adjusted over the pairs.
+
+    - ``yes``: the Holm-adjusted p-value of the geometric-mean ratio time(a)/time(b) is under
+      ``alpha`` and the ratio lies outside [1/``equivalence``, ``equivalence``], or the exponents'
+      CIs are disjoint and differ by more than ``exponent_margin``;
+    - ``no``: the ratio's CI lies inside [1/``equivalence``, ``equivalence``] and the exponents' CIs
+      overlap: no difference as large as the margin;
+    - ``inconclusive``: neither (a difference that is significant but under the margin, with an
+      interval that reaches past it, is inconclusive too), or fewer than 3 cells have both times
+      above ``min_time_s``.
+
+    Evidence: ratio, ratio_low, ratio_high, p, p_holm, n_cells, exponents_overlap,
+    n_faster, n_slower (cells where b is faster / slower beyond rounding).
+    """
+    from ..stats import holm_adjust
+    from ..verdicts import decide
+
+    requires(times, "iteration", "banks", "clients_per_bank", "clients", "transfers", "time_s")
+    its = sorted(_key(i) for i in times["iteration"].unique())
+    todo = list(pairs) if pairs is not None else list(zip(its[:-1], its[1:], strict=True))
+    results: dict[tuple[int, int], IterationComparison | str] = {}
+    for a, b in todo:
+        try:
+            results[(a, b)] = compare_iterations(times, a, b, min_time_s, level)
+        except UsageError as exc:
+            results[(a, b)] = str(exc)
+    ps = [r.p_value if isinstance(r, IterationComparison) else float("nan") for r in results.values()]
+    adj = holm_adjust(ps) if ps else np.array([])
+    out: dict[tuple[int, int], Decision] = {}
+    for (key, r), p_holm in zip(results.items(), adj, strict=True):
+        a, b = key
+        question = f"Does iteration {b} take a different time from iteration {a}?"
+        if isinstance(r, str):
+            out[key] = decide(question, yes=False, no=False, because_yes="", because_no="",
+                              because_inconclusive=r, evidence={"n_cells": 0})
+            continue
+        ev = {"ratio": r.ratio, "ratio_low": r.ratio_low, "ratio_high": r.ratio_high, "p": r.p_value,
+              "p_holm": float(p_holm), "n_cells": r.n_cells, "exponents_overlap": r.exponents_overlap,
+              "n_faster": r.n_faster, "n_slower": r.n_slower, "min_time_s": r.min_time_s}
+        big_ratio = not (1 / equivalence <= r.ratio <= equivalence)
+        big_exponent = abs(r.exponent_a[0] - r.exponent_b[0]) > exponent_margin
+        differs = (bool(p_holm < alpha) and big_ratio) or (not r.exponents_overlap and big_exponent)
+        same = (r.ratio_low >= 1 / equivalence and r.ratio_high <= equivalence and r.exponents_overlap)
+        holm = f"Holm-adjusted p = {p_holm:.2g} over {len(results)} comparison(s)"
+        caveats: list[str] = []
+        if r.n_faster and r.n_slower:
+            caveats.append(f"{r.n_faster} cell(s) faster and {r.n_slower} slower beyond rounding: "
+                           "run-to-run noise, not the printing, sets the noise floor")
+        out[key] = decide(
+            question, yes=differs, no=bool(same and not differs),
+            because_yes=f"{r.reason}; {holm}" + (f"; iteration {b} is faster" if r.ratio > 1 else
+                                                  f"; iteration {b} is slower"),
+            because_no=(f"{r.reason}; {holm}; the ratio's interval lies within "
+                        f"{1 / equivalence:.2f}–{equivalence:.2f}, so any difference is under the margin"),
+            because_inconclusive=(f"{r.reason}; {holm}; the ratio's interval is too wide to rule out a "
+                                  f"difference beyond {1 / equivalence:.2f}–{equivalence:.2f}"),
+            evidence=ev, caveats=tuple(caveats))
+    return out
+
+
+def cell_bottlenecks(actors: pd.DataFrame, by: str = "busy_s", min_dominance: float = 1.1) -> pd.DataFrame:
+    """The bottleneck actor kind of each grid cell (:func:`bottlenecks` of every run, summarised over
+    the cell's repeats).
+
+    Columns: iteration, banks, clients_per_bank, transfers, kind (the kind most repeats name),
+    repeats, repeats_agree (repeats naming ``kind``), dominance (median over repeats of the busiest
+    ``kind`` actor's value over the busiest actor of any other kind — below 1 in a repeat that names
+    another kind), settled (a strict majority of repeats names ``kind`` and the median dominance is
+    at least ``min_dominance``).
+    """
+    b = bottlenecks(actors, by)
+    top_by_kind = actors.groupby([*RUN_KEYS, "kind"], sort=True)[by].max().sort_index()
+    rows = []
+    for key, g in b.groupby(["iteration", "banks", "clients_per_bank"], sort=True):
+        counts = g["kind"].value_counts()
+        top = sorted(counts[counts == counts.max()].index)[0]
+        leads = []
+        for rep in g["repeat"].tolist():
+            per_kind = top_by_kind.loc[(*key, rep)]
+            others = per_kind.drop(top)
+            best_other = float(others.max()) if len(others) else 0.0
+            leads.append(float(per_kind[top]) / best_other if best_other > 0 else math.inf)
+        dom = float(np.median(leads))
+        agree = int(counts[top])
+        rows.append({"iteration": _key(key[0]), "banks": _key(key[1]), "clients_per_bank": _key(key[2]),
+                     "transfers": g["transfers"].iloc[0], "kind": str(top), "repeats": len(g),
+                     "repeats_agree": agree, "dominance": dom,
+                     "settled": bool(2 * agree > len(g) and dom >= min_dominance)})
+    return pd.DataFrame(rows, columns=["iteration", "banks", "clients_per_bank", "transfers", "kind", "repeats",
+                                       "repeats_agree", "dominance", "settled"])
+
+
+def bottleneck_agreement(cells: pd.DataFrame, iteration: int, by: str = "busy_s") -> Decision:
+    """Is one actor kind the bottleneck in every cell of ``iteration``? (``cells`` from :func:`cell_bottlenecks`.)
+
+    - ``yes``: every cell names the same kind and at least one cell is settled;
+    - ``no``: settled cells name different kinds — the cells disagree, and naming one
+      bottleneck for the iteration would hide the others;
+    - ``inconclusive``: no cell is settled, or the disagreement rests only on unsettled cells
+      (no majority of repeats, or the lead is under the dominance threshold).
+
+    Evidence: n_cells, kind_cells (kind → number of cells naming it), settled_kind_cells,
+    largest_cell_kind (the kind of the cell with the most transfers), cells_by_kind
+    (kind → "banks×clients_per_bank" labels).
+    """
+    from ..verdicts import decide
+
+    requires(cells, "iteration", "banks", "clients_per_bank", "transfers", "kind", "settled")
+    g = cells[cells["iteration"] == iteration]
+    question = f"Is one actor kind the bottleneck of every cell of iteration {iteration}?"
+    if g.empty:
+        return decide(question, yes=False, no=False, because_yes="", because_no="",
+                      because_inconclusive=f"no simulated run of iteration {iteration}", evidence={"n_cells": 0})
+    kind_cells = {str(k): int(v) for k, v in g["kind"].value_counts().items()}
+    settled = g[g["settled"]]
+    settled_cells = {str(k): int(v) for k, v in settled["kind"].value_counts().items()}
+    largest = g.sort_values(["transfers", "banks"]).iloc[-1]
+    by_kind = {str(k): [f"{b}×{c}" for b, c in zip(sub["banks"].tolist(), sub["clients_per_bank"].tolist(),
+                                                      strict=True)]
+               for k, sub in g.groupby("kind", sort=True)}
+    evidence = {"n_cells": len(g), "kind_cells": kind_cells, "settled_kind_cells": settled_cells,
+                "n_settled": len(settled), "largest_cell_kind": str(largest["kind"]),
+                "largest_cell": f"{int(largest['banks'])}×{int(largest['clients_per_bank'])}",
+                "cells_by_kind": by_kind, "metric": by}
+    counts = ", ".join(f"{k} in {v} of {len(g)}" for k, v in sorted(kind_cells.items(), key=lambda kv: -kv[1]))
+    one_kind = len(kind_cells) == 1
+    caveats: tuple[str, ...] = ()
+    if len(settled) < len(g):
+        caveats = (f"{len(g) - len(settled)} of {len(g)} cells are not settled (no majority of repeats, or the "
+                   "busiest actor leads another kind's by less than the dominance threshold)",)
+    return decide(
+        question, yes=one_kind and len(settled) > 0, no=len(settled_cells) > 1,
+        because_yes=f"by {by}, the busiest actor is a {next(iter(kind_cells))} in all {len(g)} cells",
+        because_no=(f"by {by}, the cells disagree: {counts}; the largest cell "
+                    f"({evidence['largest_cell']}) names {largest['kind']}, which hides the others"),
+        because_inconclusive=(f"by {by}: {counts}, but only {len(settled)} cell(s) are settled"
+                              + (f" and all settled ones name {next(iter(settled_cells))}"
+                                 if len(settled_cells) == 1 else "")),
+        evidence=evidence, caveats=caveats)
+
+
+@dataclass(frozen=True)
+class USLDecision(Decision):
+    """A :class:`Decision` on a USL fit, carrying the fit (None when none was possible)."""
+
+    fit: USLFit | None = None
+
+
+def usl_decision(cores: pd.Series | np.ndarray | Sequence[float], throughput: Values, label: str = "",
+                 n_boot: int = 200, seed: int = 0, growth: PowerLawFit | None = None) -> USLDecision:
+    """Does the Universal Scalability Law describe throughput against cores?
+
+    - ``yes``: the fit is adequate (RMS log residual within :func:`fit_usl`'s limit); the peak is
+      named only when κ is identifiable;
+    - ``no``: it is not — the law cannot follow these points (with ``growth``, a time
+      growing faster than cores², which no USL response time can, is named);
+    - ``inconclusive``: no fit was possible (fewer than 4 distinct N with a throughput).
+
+    Evidence: sigma, kappa, lambda, n_star, kappa_identifiable, retrograde, adequate,
+    rms_log_resid, n_points.
+    """
+    question = f"Does the USL describe throughput against cores{' for ' + label if label else ''}?"
+    try:
+        f = fit_usl(cores, throughput, n_boot=n_boot, seed=seed)
+    except UsageError as exc:
+        return USLDecision(question, "inconclusive", str(exc), {"n_points": int(np.size(cores))}, (), None)
+    ev = {**f.as_dict(), "rms_log_resid": f.rms_log_resid, "n_points": f.n_points}
+    caveats = [] if f.kappa_identifiable else ["κ is not identifiable, so N* is not either"]
+    fitted = f"RMS log residual {f.rms_log_resid:.2f} over {f.n_points} points; σ = {f.sigma:.3g}, κ = {f.kappa:.3g}"
+    if f.n_points < 8:
+        caveats.append(f"only {f.n_points} points for 3 parameters: an adequate fit is weak evidence")
+    if f.adequate:
+        if not f.kappa_identifiable:
+            peak = "the peak is not identified"
+        elif f.n_star is None:
+            peak = "no peak (κ = 0)"
+        elif f.n_star < f.n_min:
+            peak = (f"throughput is highest at the smallest N measured ({f.n_min:g}) and falls from there "
+                    f"(N* = {f.n_star:.2g})")
+        elif f.retrograde:
+            peak = f"throughput peaks at N* = {f.n_star:.3g} inside the measured range and falls beyond it"
+        else:
+            peak = f"the peak N* = {f.n_star:.3g} lies beyond the data"
+        return USLDecision(question, "yes", f"{fitted}; {peak}", ev, tuple(caveats), f)
+    because = f"RMS log residual {f.rms_log_resid:.2f} (a factor {math.exp(f.rms_log_resid):.1f} typical miss)"
+    if growth is not None and growth.exponent_low > 2:
+        because += (f"; time grows as cores^{growth.exponent:.1f} [{growth.exponent_low:.1f}, "
+                    f"{growth.exponent_high:.1f}], faster than the USL's response time can (at most N²)")
+        ev["time_growth_exponent"] = growth.exponent
+    return USLDecision(question, "no", because, ev, tuple(caveats), f)
+
+
+def cores_reading(hyp: pd.DataFrame) -> Decision:
+    """Does a "fixed demand" cores table behave like a fixed demand? (``hyp`` from :func:`demand_hypotheses`.)
+
+    - ``yes``: the fixed-demand reading leaves the smaller RMS log error in every group;
+    - ``no``: the growing-demand reading does, in every group;
+    - ``inconclusive``: the groups disagree, or there is nothing to compare.
+
+    Evidence: rms_fixed, rms_grows (group → RMS log error).
+    """
+    from ..verdicts import decide
+
+    question = "Does the cores table behave like a fixed demand?"
+    if hyp.empty:
+        return decide(question, yes=False, no=False, because_yes="", because_no="",
+                      because_inconclusive="no cores-table cell above the floor has a grid fit to compare with",
+                      evidence={})
+    piv = hyp.pivot(index="iteration", columns="hypothesis", values="rms_log_error")
+    fixed = {str(k): float(v) for k, v in piv["fixed demand"].items()}
+    grows = {str(k): float(v) for k, v in piv["demand grows"].items()}
+    fixed_wins = [k for k in fixed if fixed[k] < grows[k]]
+    grows_wins = [k for k in fixed if grows[k] < fixed[k]]
+    errs = ("RMS log error against the grid's power law, fixed demand "
+            + "/".join(f"{v:.2f}" for v in fixed.values()) + " vs demand growing with the column "
+            + "/".join(f"{v:.2f}" for v in grows.values()) + f" (groups {', '.join(fixed)})")
+    return decide(
+        question, yes=len(fixed_wins) == len(fixed), no=len(grows_wins) == len(fixed),
+        because_yes=f"{errs}: the fixed-demand reading fits every group better",
+        because_no=f"{errs}: the table follows a demand that grows with the column, in every group",
+        because_inconclusive=f"{errs}: the groups disagree on the reading",
+        evidence={"rms_fixed": fixed, "rms_grows": grows})
 

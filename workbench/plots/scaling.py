@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "plot_busiest_by_kind",
+    "plot_cell_bottlenecks",
     "plot_demand_predictions",
     "plot_loc_bars",
     "plot_loglog_fits",
@@ -49,8 +50,13 @@ def _iteration(key: Hashable) -> int:
     return int(cast("int", key))  # an int or numpy integer (pandas-stubs types keys as Hashable)
 
 
+_MORE_COLORS = ("#8e44ad", "#d68910", "#17a589", "#5d6d7e", "#a04000", "#1f618d")
+
+
 def _color(it: Hashable) -> str:
-    return ITERATION_COLORS.get(_iteration(it), "#555555")
+    """A fixed colour for iterations 1–3, then a cycle of others (any number of iterations)."""
+    i = _iteration(it)
+    return ITERATION_COLORS.get(i, _MORE_COLORS[i % len(_MORE_COLORS)])
 
 
 def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = None, resolution_s: float = 0.001,
@@ -69,9 +75,11 @@ def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = Non
     for i in range(data.shape[0]):
         for j in range(data.shape[1]):
             v = data[i, j]
+            if not math.isfinite(v):
+                continue  # no cell measured at this banks × clients per bank
             if v > 0:
                 light = math.log(v / vmin_s) < 0.55 * math.log(vmax / vmin_s)
-                ax.text(j, i, f"{v:.3f}", ha="center", va="center", fontsize=8, color="white" if light else "black")
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8, color="white" if light else "black")
             else:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
                                        edgecolor="#999999", lw=0))
@@ -285,3 +293,28 @@ def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axe
 
 #: old name → new name, for one release
 __getattr__ = _moved.forward(__name__)  # old names of 0.1, one release
+
+
+def plot_cell_bottlenecks(cells: pd.DataFrame, iteration: int, ax: Axes | None = None) -> Axes:
+    """Grid of banks × clients per bank for one iteration, each cell coloured by its bottleneck kind
+    (from :func:`workbench.models.scaling.cell_bottlenecks`); unsettled cells are hatched and say so."""
+    ax = new_axes(ax, figsize=(5, 4))
+    ax.grid(False)
+    g = cells[cells["iteration"] == iteration]
+    banks = sorted(g["banks"].unique())
+    cpb = sorted(g["clients_per_bank"].unique())
+    for r in g.itertuples():
+        i, j = banks.index(r.banks), cpb.index(r.clients_per_bank)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=KIND_COLORS.get(str(r.kind), "#555555"),
+                               alpha=0.85 if r.settled else 0.35, hatch=None if r.settled else "///",
+                               edgecolor="white", lw=1))
+        ax.text(j, i, f"{r.kind}\n{r.dominance:.2g}×" + ("" if r.settled else "\nunsettled"),
+                ha="center", va="center", fontsize=7)
+    ax.set_xlim(-0.5, len(cpb) - 0.5)
+    ax.set_ylim(-0.5, len(banks) - 0.5)
+    ax.set_xticks(range(len(cpb)), [str(c) for c in cpb])
+    ax.set_yticks(range(len(banks)), [str(b) for b in banks])
+    ax.set_xlabel("clients per bank")
+    ax.set_ylabel("banks")
+    ax.set_title(f"Iteration {iteration}: bottleneck kind per cell (lead over other kinds)")
+    return ax
