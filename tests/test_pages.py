@@ -41,4 +41,4 @@ def test_page_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     nb = make_notebook(tmp_path / "nb" / "01_plain.ipynb", "y = 1  # a number", ["print(y)"])
     out = tmp_path / "out"
     run_report([nb], out_dir=out, echo=False)
-    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == []  # no temporary file left

@@ -152,10 +152,10 @@ def write_index(results: list[NotebookResult], out: Path, no_input: bool = False
     findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
     uncertainty = {r.name: {k: f.uncertainty() for k, f in r.findings.items() if f.uncertainty()} for r in results}
     uncertainty = {k: v for k, v in uncertainty.items() if v}
-    (out / "findings.json").write_text(
+    _write_whole(out / "findings.json",
         json.dumps({"version": FINDINGS_JSON_VERSION, "findings": findings, "uncertainty": uncertainty},
                    indent=2, allow_nan=False) + "\n")
-    (out / "report.json").write_text(
+    _write_whole(out / "report.json",
         json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results]},
                    indent=2, default=str) + "\n")
     cards = "".join(_card(r) for r in results)
@@ -190,5 +190,12 @@ Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.jso
 </body></html>
 """
     index = out / "index.html"
-    index.write_text(page, encoding="utf-8")
+    _write_whole(index, page)
     return index
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place: never half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

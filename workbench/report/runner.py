@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputNotFoundError, UsageError
+from ..errors import InputNotFoundError, UsageError, WorkbenchError
 from ..findings import Finding, read_findings
 from .html import page_info, render_html, write_index
 from .notebooks import coerce_value, notebook_title, read_parameters
@@ -206,6 +206,62 @@ def run_report(
         names = ", ".join(p.stem for p in notebooks)
         raise UsageError(f"parameter(s) {sorted(unused)} are not declared by any selected notebook ({names}); "
                          "see `workbench list` for each notebook's parameters")
+    with _exclusive(out, echo):
+        ordered = _run_plan(plan, jobs, echo)
+        write_index(_with_earlier(ordered, out, echo), out, no_input=no_input)
+    return ordered
+
+
+#: the lock file that serialises report runs into one folder
+LOCK_NAME = ".workbench-report.lock"
+
+
+class _exclusive:
+    """Hold an exclusive lock on ``out`` for a whole run: two runs into one folder take turns."""
+
+    def __init__(self, out: Path, echo: bool) -> None:
+        self.path, self.echo, self.fd = out / LOCK_NAME, echo, -1
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not on POSIX: runs into one folder are not serialised
+            return
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if self.echo:
+                print(f"waiting for another report run into {self.path.parent} to finish", flush=True)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the lock
+
+
+def _with_earlier(results: list[NotebookResult], out: Path, echo: bool) -> list[NotebookResult]:
+    """This run's results, plus those of earlier runs into ``out`` for notebooks this run did not run
+    (while their pages are still there): two runs of different notebooks into one folder both stay listed."""
+    from .reading import read_report
+
+    if not (out / "report.json").exists():
+        return results
+    try:
+        earlier = read_report(out)
+    except WorkbenchError as exc:
+        if echo:
+            print(f"warning: the earlier {out / 'report.json'} cannot be read ({exc}); the index lists this run only")
+        return results
+    ran = {r.name for r in results}
+    kept = [r for name, r in earlier.notebooks.items() if name not in ran
+            and r.html is not None and (out / Path(r.html).name).exists()]
+    return sorted(results + kept, key=lambda r: r.name)
+
+
+def _run_plan(plan: list[tuple[str, dict[str, Any], str, bool, float]], jobs: int, echo: bool
+              ) -> list[NotebookResult]:
+    """Execute every planned notebook (``jobs`` at once); results in plan order."""
     results: dict[str, NotebookResult] = {}
     jobs = max(1, min(jobs, len(plan) or 1))
     if jobs == 1:
@@ -223,9 +279,7 @@ def run_report(
                 results[r.name] = r
                 if echo:
                     _echo(r)
-    ordered = [results[Path(p[0]).stem] for p in plan]
-    write_index(ordered, out, no_input=no_input)
-    return ordered
+    return [results[Path(p[0]).stem] for p in plan]
 
 
 def _echo(r: NotebookResult) -> None:
