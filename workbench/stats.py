@@ -317,8 +317,13 @@ def _kde_pass(t: np.ndarray, h: float, *, min_count: int, min_prominence: float,
                   float(z[k])) for k, p in enumerate(peaks)]
 
 
-def _split(t: np.ndarray, peak: _Peak, depth: int, **kw: Any) -> list[_Peak]:
-    """Peaks of one mode's own samples with their own (narrower) bandwidth, recursively."""
+def _split(t: np.ndarray, peak: _Peak, depth: int, min_gap: float | None, **kw: Any) -> list[_Peak]:
+    """Peaks of one mode's own samples with their own (narrower) bandwidth, recursively.
+
+    Sub-peaks closer than ``min_gap`` on the working axis (a ratio of locations
+    on a log axis) stay one mode: fine structure inside a cluster (timer ticks
+    a few ms apart inside a 40 ms stall) is not a cluster of its own.
+    """
     sub = t[(t >= peak.low) & (t <= peak.high)]
     if depth <= 0 or sub.size < max(20, 2 * int(kw["min_count"])):
         return [peak]
@@ -326,19 +331,48 @@ def _split(t: np.ndarray, peak: _Peak, depth: int, **kw: Any) -> list[_Peak]:
     if h <= 0:
         return [peak]
     found = _kde_pass(sub, h, **kw)
+    if min_gap is not None and len(found) > 1:
+        counts = [int(np.searchsorted(sub, p.high, side="right") - np.searchsorted(sub, p.low, side="left"))
+                  for p in found]
+        groups: list[list[int]] = [[0]]
+        for k in range(1, len(found)):
+            if found[k].at - found[groups[-1][-1]].at < min_gap:
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+        merged = []
+        for g in groups:
+            top = max(g, key=lambda k: counts[k])
+            merged.append(_Peak(found[top].at, found[g[0]].low, found[g[-1]].high,
+                                min(found[k].prominence for k in g), min(found[k].dip_z for k in g)))
+        found = merged
     if len(found) < 2:
         return [peak]
     found[0].low, found[-1].high = peak.low, peak.high
     out: list[_Peak] = []
     for p in found:
-        out.extend(_split(t, p, depth - 1, **kw))
+        out.extend(_split(t, p, depth - 1, min_gap, **kw))
+    return out
+
+
+def _split_ratio(t: np.ndarray, peak: _Peak, depth: int, ratio: float, **kw: Any) -> list[_Peak]:
+    """:func:`_split` on a linear axis of positive values, sub-peaks apart by a factor ≥ ``ratio``."""
+    parts = _split(t, peak, depth, None, **kw)
+    out: list[_Peak] = [parts[0]]
+    for p in parts[1:]:
+        prev = out[-1]
+        if p.at < ratio * prev.at:
+            out[-1] = _Peak(prev.at, prev.low, p.high, min(prev.prominence, p.prominence), min(prev.dip_z, p.dip_z))
+        else:
+            out.append(p)
     return out
 
 
 def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None = None,
                min_prominence: float = 0.05, min_count: int | None = None,
                grid_points: int = 4096, scale: str = "auto", min_dip_z: float = 2.5,
-               grid: Resolution | None = None, split_depth: int = 2) -> tuple[Mode, ...]:
+               grid: Resolution | None = None, split_depth: int = 2,
+               min_split_ratio: float = 1.25) -> tuple[Mode, ...]:
     """The modes of ``values`` (ascending location), from a Gaussian KDE.
 
     A peak counts when (1) at least ``min_count`` samples (default 5) lie
@@ -355,7 +389,9 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     ``bandwidth`` (in the values' unit, linear scale) is used as given;
     otherwise Silverman's (:func:`kde_bandwidth`) on the working axis, then each
     mode is searched again with its own samples' bandwidth (``split_depth``
-    levels) and its location refined the same way. Values on a recording grid
+    levels; on a log axis, or for positive values, sub-modes split off only
+    when their locations differ by a factor ≥ ``min_split_ratio``) and its
+    location refined the same way. Values on a recording grid
     (:func:`resolution`, or pass ``grid``) are spread over their buckets first,
     so bucket spikes never become modes. Non-finite values are ignored; fewer
     than 10 values give no modes.
@@ -388,7 +424,12 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
         h = (float(t[-1]) - float(t[0])) / 100
     peaks = _kde_pass(t, h, **kw)
     if bandwidth is None and split_depth > 0:
-        peaks = [q for p in peaks for q in _split(t, p, split_depth, **kw)]
+        # positive values on a linear axis: compare the split's locations as a ratio there too
+        gap = math.log(min_split_ratio) if use_log else None
+        if not use_log and lo > 0:
+            peaks = [q for p in peaks for q in _split_ratio(t, p, split_depth, min_split_ratio, **kw)]
+        else:
+            peaks = [q for p in peaks for q in _split(t, p, split_depth, gap, **kw)]
 
     def back(v: float) -> float:
         return float(math.exp(v)) if use_log else float(v)
