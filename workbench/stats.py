@@ -69,7 +69,7 @@ class Resolution:
     than ``min_distinct`` distinct values: no grid can be told), ``"single"`` or
     ``"empty"``; ``step`` (the finest step
     found over all values, 0.0 when none); ``bands`` (``(low, high, step)`` per
-    octave of |value| holding at least ``min_distinct`` distinct values and
+    quarter octave of |value| holding at least ``min_distinct`` distinct values and
     locked to a grid); ``score`` (lowest phase-locking score of the steps
     found, 1 = every sample on the grid); ``n`` and ``n_distinct``.
     Use :meth:`at` for the step near one value.
@@ -146,9 +146,9 @@ def resolution(values: Sequence[float] | np.ndarray, *, min_score: float = 0.95,
     Over all values (at least ``min_distinct`` distinct ones) the step is the
     largest spacing d, taken from the smallest gaps between distinct values and
     their fractions 1/2 … 1/8, for which the samples lock to a lattice of step d
-    (:func:`circular_score` weighted by count ≥ ``min_score``). Per octave of
-    |value| (2^k ≤ |v| < 2^(k+1)) with at least ``min_band_distinct`` distinct
-    values, the octave's step is its smallest gap when its samples lock to it. A step that grows with the value is a log grid
+    (:func:`circular_score` weighted by count ≥ ``min_score``). Per quarter
+    octave of |value| (2^(k/4) ≤ |v| < 2^((k+1)/4)) with at least
+    ``min_band_distinct`` distinct values, the band's step is its smallest gap when its samples lock to it. A step that grows with the value is a log grid
     (HdrHistogram keeps a fixed number of significant digits). Continuous data
     give ``kind="continuous"`` and step 0.0.
     """
@@ -161,7 +161,7 @@ def resolution(values: Sequence[float] | np.ndarray, *, min_score: float = 0.95,
     mag = np.abs(u)
     pos = mag > 0
     key = np.full(u.size, np.nan)
-    key[pos] = np.floor(np.log2(mag[pos]))
+    key[pos] = np.floor(4 * np.log2(mag[pos]))  # quarter octaves: a log grid's step changes at one point
     if (~pos).any() and pos.any():
         key[~pos] = np.nanmin(key)
     bands: list[tuple[float, float, float]] = []
@@ -172,7 +172,7 @@ def resolution(values: Sequence[float] | np.ndarray, *, min_score: float = 0.95,
             continue
         d, s = _grid_step(u[sel], c[sel], min_score, fractions=False)
         if d > 0:
-            bands.append((float(2.0 ** k), float(2.0 ** (k + 1)), d))
+            bands.append((float(2.0 ** (k / 4)), float(2.0 ** ((k + 1) / 4)), d))
             scores.append(s)
     if not bands and step > 0:
         kind = "grid"
@@ -365,7 +365,7 @@ def _split_ratio(t: np.ndarray, peak: _Peak, depth: int, ratio: float, **kw: Any
             out[-1] = _Peak(prev.at, prev.low, p.high, min(prev.prominence, p.prominence), min(prev.dip_z, p.dip_z))
         else:
             out.append(p)
-    return out
+    return out if len(out) > 1 else [peak]
 
 
 def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None = None,
@@ -387,8 +387,9 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     on the values, ``"auto"`` on the log when no ``bandwidth`` is given, all
     values are positive and max/min ≥ 20 (latencies spanning decades).
     ``bandwidth`` (in the values' unit, linear scale) is used as given;
-    otherwise Silverman's (:func:`kde_bandwidth`) on the working axis, then each
-    mode is searched again with its own samples' bandwidth (``split_depth``
+    otherwise coarse to fine: Silverman's 0.9·std·n^(-1/5) on the working axis
+    (clusters far apart, however small), then each mode is searched again with
+    its own samples' robust bandwidth (:func:`kde_bandwidth`) (``split_depth``
     levels; on a log axis, or for positive values, sub-modes split off only
     when their locations differ by a factor ≥ ``min_split_ratio``) and its
     location refined the same way. Values on a recording grid
@@ -419,7 +420,11 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     if bandwidth is not None:
         h = float(bandwidth)
     else:
-        h = kde_bandwidth(t)
+        # coarse first: Silverman's rule on the standard deviation separates clusters far apart,
+        # however small; each is then searched again with its own, narrower bandwidth
+        h = 0.9 * float(np.std(t, ddof=1)) * t.size ** (-0.2)
+        if h <= 0:
+            h = kde_bandwidth(t)
     if h <= 0:
         h = (float(t[-1]) - float(t[0])) / 100
     peaks = _kde_pass(t, h, **kw)
@@ -571,9 +576,9 @@ def quantum_evidence(values: Sequence[float] | np.ndarray, *, modes: Sequence[Mo
     first = _lattice(locs, np.array(widths), x[near], float(locs[0]), **kw)
     fit = first
     if isinstance(first, tuple) and len({v for v in first[1] if v >= 1}) == 1 and locs[0] > 0:
-        # one step from the first mode: modes at 1·q and 2·q of a lattice from zero say more
+        # one step from the first mode: modes at 1·q, 2·q … from zero (the first cluster one stall) say more
         zero = _lattice(locs, np.array(widths), x[near], 0.0, **kw)
-        if isinstance(zero, tuple) and len({v for v in zero[1] if v >= 1}) >= 2:
+        if isinstance(zero, tuple) and zero[1][0] == 1 and len({v for v in zero[1] if v >= 1}) >= 2:
             fit = zero
     if isinstance(fit, str):
         verdict = "inconclusive" if fit.startswith("the modes span") else "no"
