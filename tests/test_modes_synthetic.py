@@ -210,9 +210,13 @@ def test_conditions_without_two_modes_give_no_quantum():
 
 
 def test_single_mode_condition_adds_no_evidence():
-    a = stalls_ms(40.0, 0.2, seed=19)
-    r = quantum_across({"a": a, "flat": np.random.default_rng(20).lognormal(0, 0.2, 1000)})
-    assert r.quantum == pytest.approx(40.0, rel=0.03) and "flat with one mode" in r.reason
+    a, b = stalls_ms(40.0, 0.2, seed=19), stalls_ms(40.0, 1.0, seed=21)
+    flat = np.random.default_rng(20).lognormal(0, 0.2, 1000)
+    alone = quantum_across({"a": a, "flat": flat})
+    assert alone.quantum is None and alone.verdict == "inconclusive" and "only a has two" in alone.reason
+    assert alone.groups["a"].quantum == pytest.approx(40.0, rel=0.03)
+    r = quantum_across({"a": a, "b": b, "flat": flat})
+    assert r.quantum == pytest.approx(40.0, rel=0.03) and "flat with one mode add no evidence" in r.reason
 
 
 # ------------------------------------------------------------- properties ----

@@ -414,7 +414,8 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     xd = _dither(x, res)
     if use_log:
         xd = np.maximum(xd, lo / 2)  # a bucket around the smallest value stays positive
-    t = np.sort(np.log(xd) if use_log else xd)
+    xd_sorted = np.sort(xd)
+    t = np.log(xd_sorted) if use_log else xd_sorted
     kw: dict[str, Any] = {"min_count": min_count, "min_prominence": min_prominence, "min_dip_z": min_dip_z,
                           "grid_points": grid_points}
     if bandwidth is not None:
@@ -447,9 +448,9 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     for k, p in enumerate(peaks):
         a, b = max(float(edges[k]), lo), min(float(edges[k + 1]), hi)
         loc = back(p.at)
-        if bandwidth is None:
-            sub_t = t[(t >= p.low) & (t <= p.high)]
-            loc = back(_refine_peak(sub_t, p.at))
+        if bandwidth is None:  # the peak of the density of the values themselves (not of their log)
+            sub_x = xd_sorted[(t >= p.low) & (t <= p.high)]
+            loc = _refine_peak(sub_x, back(p.at))
         loc = min(max(loc, a), b)
         modes.append(Mode(location=loc, low=a, high=b, count=int(cnt[k]), fraction=float(cnt[k] / n),
                           prominence=p.prominence, dip_z=p.dip_z))
@@ -682,8 +683,10 @@ def quantum_across(groups: Mapping[str, Sequence[float] | np.ndarray], *, tolera
     as the common step, largest first; one is reported (refined by least
     squares over all conditions' mode offsets) only when every condition with
     two or more modes puts all its modes within ``tolerance`` of a multiple
-    (1 … ``max_multiple`` for at least one mode). Pooling the raw samples
-    instead mixes base latencies and invents spacings.
+    (1 … ``max_multiple`` for at least one mode), and at least two conditions
+    have two or more modes (with only one the answer is ``inconclusive``: the
+    others neither confirm nor contradict). Pooling the raw samples instead
+    mixes base latencies and invents spacings.
     """
     if not groups:
         raise UsageError("quantum_across needs at least one condition")
@@ -715,6 +718,11 @@ def quantum_across(groups: Mapping[str, Sequence[float] | np.ndarray], *, tolera
                 best = (origin, o, mis)
         return best
 
+    single = [k for k in per if k not in multi]
+    if len(multi) == 1:
+        (only,) = multi
+        return result(None, "inconclusive", f"only {only} has two or more modes ({per[only].reason}); "
+                      f"{', '.join(single)} with one mode neither confirm nor contradict a common step")
     failure = ""
     misfits: dict[str, float] = {}
     for q0 in cands:
@@ -739,7 +747,6 @@ def quantum_across(groups: Mapping[str, Sequence[float] | np.ndarray], *, tolera
             misfits[k] = mis
         if max(misfits.values()) > tolerance:
             continue
-        single = [k for k in per if k not in multi]
         extra = f"; {', '.join(single)} with one mode add no evidence" if single else ""
         return result(q, "yes", f"{len(multi)} condition(s) have modes on multiples of {q:.4g} (largest misfit "
                                 f"{100 * max(misfits.values()):.0f} % of a step){extra}", misfits)
