@@ -572,8 +572,8 @@ def quantum_evidence(values: Sequence[float] | np.ndarray, *, modes: Sequence[Mo
     near = np.zeros(x.size, dtype=bool)
     for m in found:
         near |= (x >= m.low) & (x <= m.high)
-    kw = {"min_score": min_score, "near_max": near_max, "tolerance": tolerance, "max_multiple": max_multiple,
-          "max_width": max_width, "floor": floor}
+    kw: dict[str, Any] = {"min_score": min_score, "near_max": near_max, "tolerance": tolerance,
+                          "max_multiple": max_multiple, "max_width": max_width, "floor": floor}
     first = _lattice(locs, np.array(widths), x[near], float(locs[0]), **kw)
     fit = first
     if isinstance(first, tuple) and len({v for v in first[1] if v >= 1}) == 1 and locs[0] > 0:

@@ -169,6 +169,8 @@ def lab(rate: float, duration_s: float, connections: int, out: str) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
     cmd, *args = sys.argv[1:]
     if cmd == "nagle":
         nagle(float(args[0]), int(args[1]), args[2])
