@@ -236,3 +236,11 @@ def test_property_no_quantum_at_the_recording_resolution(step, sigma, seed):
     gridded = np.round(x / step) * step
     q = quantum_evidence(gridded)
     assert q.quantum is None or q.quantum >= 8 * step * 0.999
+
+
+def test_quantum_as_a_decision():
+    yes = quantum_evidence(stalls_ms(40.0, 2.0)).decision("ms")
+    assert yes.verdict == "yes" and yes.evidence["quantum_ms"] == pytest.approx(40.0, rel=0.03)
+    assert yes.summary()["evidence"]["multiples"] == [0, 1, 2]
+    no = quantum_evidence(np.random.default_rng(22).lognormal(2.0, 0.4, 2000)).decision("ms")
+    assert no.verdict == "no" and "one mode" in no.because and no.evidence["quantum_ms"] is None

@@ -1,9 +1,15 @@
 """Shared statistics: modes and quanta of a distribution, percentile CIs, effect sizes.
 
-- :func:`find_modes` — peaks of a kernel density estimate that are prominent
-  and hold enough samples (no spurious bumps from a too-small bandwidth).
-- :func:`find_quantum` — the common spacing of the modes (e.g. the 40 ms
-  delayed-ACK quantum), or ``None`` when the data are not quantised.
+- :func:`resolution` — the grid the values were recorded on (integer ms,
+  printed decimals, HdrHistogram buckets), so that it is never taken for a quantum.
+- :func:`find_modes` — peaks of a kernel density estimate, coarse to fine and on
+  a log axis for latencies spanning decades, each holding enough samples above a
+  significant valley (a 9-call cluster beside a 500-call bulk keeps its count).
+- :func:`quantum_evidence` / :func:`find_quantum` — the common spacing of the
+  modes (e.g. the 40 ms delayed-ACK quantum) with its evidence, or why there is
+  none (one mode, no lattice, a broad hump, the tool's resolution).
+- :func:`quantum_across` — a quantum shared by several conditions, only where
+  their modes line up.
 - :func:`percentile_ci` / :func:`percentile_cis` — bootstrap confidence
   intervals of percentiles, with the number of samples beyond the percentile.
 - :func:`compare` — ratio of percentiles between two conditions with a CI that
@@ -19,11 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .verdicts import Decision
 
 __all__ = [
     "Comparison",
@@ -509,6 +518,13 @@ class Quantum:
     widths: tuple[float, ...] = ()
     caveats: tuple[str, ...] = ()
     origin: float = math.nan
+
+    def decision(self, unit: str = "") -> Decision:
+        """The answer to "do the modes sit on a fixed step?" as a :class:`workbench.verdicts.Decision`."""
+        from .verdicts import Decision
+
+        return Decision(question="Do the latency modes sit on a fixed step?", verdict=self.verdict,  # type: ignore[arg-type]
+                        because=self.reason, evidence=self.evidence(unit), caveats=self.caveats)
 
     def evidence(self, unit: str = "") -> dict[str, Any]:
         """JSON-ready evidence: quantum, modes (location, count), multiples, misfit, score, resolution."""
