@@ -624,7 +624,15 @@ def _lattice(locs: np.ndarray, widths: np.ndarray, xs: np.ndarray, origin: float
                 "resolves): their spacing is the tool's resolution, not a quantum")
     grid_q = np.geomspace(q_min, q_max, 800)
     z = xs - origin
-    scores = np.array([abs(np.exp(2j * np.pi * z / q).mean()) for q in grid_q])
+    # phases from a fine histogram (bins ≤ q_min/64: under 0.1 rad off) when it is smaller than the sample
+    nbins = math.ceil((float(z.max()) - float(z.min())) / (q_min / 64)) if z.size else 0
+    if 0 < nbins < z.size:
+        cnt, edges = np.histogram(z, bins=nbins)
+        pts, wts = 0.5 * (edges[:-1] + edges[1:])[cnt > 0], cnt[cnt > 0].astype(float)
+    else:
+        pts, wts = z, np.ones(z.size)
+    wts = wts / wts.sum()
+    scores = np.array([abs(np.sum(wts * np.exp(2j * np.pi * pts / q))) for q in grid_q])
     best = float(scores.max())
     if best < min_score:
         return (f"the samples do not lock to any spacing between {q_min:.4g} and {q_max:.4g} "
