@@ -244,3 +244,15 @@ def test_quantum_as_a_decision():
     assert yes.summary()["evidence"]["multiples"] == [0, 1, 2]
     no = quantum_evidence(np.random.default_rng(22).lognormal(2.0, 0.4, 2000)).decision("ms")
     assert no.verdict == "no" and "one mode" in no.because and no.evidence["quantum_ms"] is None
+
+
+@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@given(bulk=st.integers(200, 5000), small=st.integers(8, 40), ratio=st.floats(3.0, 300.0),
+       bulk_ms=st.floats(0.1, 50.0), seed=st.integers(0, 10_000))
+def test_property_small_far_cluster_keeps_its_count(bulk, small, ratio, bulk_ms, seed):
+    rng = np.random.default_rng(seed)
+    far = bulk_ms * ratio
+    x = np.concatenate([rng.lognormal(np.log(bulk_ms), 0.25, bulk), far * (1 + rng.normal(0, 0.005, small))])
+    modes = find_modes(x)
+    assert modes[-1].count == small and modes[-1].location == pytest.approx(far, rel=0.02)
+    assert sum(m.count for m in modes) == x.size
