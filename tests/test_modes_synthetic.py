@@ -254,5 +254,6 @@ def test_property_small_far_cluster_keeps_its_count(bulk, small, ratio, bulk_ms,
     far = bulk_ms * ratio
     x = np.concatenate([rng.lognormal(np.log(bulk_ms), 0.25, bulk), far * (1 + rng.normal(0, 0.005, small))])
     modes = find_modes(x)
-    assert modes[-1].count == small and modes[-1].location == pytest.approx(far, rel=0.02)
+    # the bulk's own far tail may put a sample or two past the valley (ratio 3 is 4.4 sd of its log)
+    assert small <= modes[-1].count <= small + 2 and modes[-1].location == pytest.approx(far, rel=0.02)
     assert sum(m.count for m in modes) == x.size
