@@ -257,3 +257,18 @@ def test_property_small_far_cluster_keeps_its_count(bulk, small, ratio, bulk_ms,
     # the bulk's own far tail may put a sample or two past the valley (ratio 3 is 4.4 sd of its log)
     assert small <= modes[-1].count <= small + 2 and modes[-1].location == pytest.approx(far, rel=0.02)
     assert sum(m.count for m in modes) == x.size
+
+
+@pytest.mark.parametrize("n", [200, 2000, 20000])
+def test_no_false_quanta_on_smooth_samples_on_any_grid(n):
+    draws = {
+        "lognormal": lambda r: r.lognormal(1.0, 0.5, n),
+        "pareto": lambda r: 1 + r.pareto(1.5, n),
+        "gamma": lambda r: r.gamma(2.0, 1.0, n),
+        "integer ms": lambda r: np.round(r.lognormal(1.5, 0.7, n)),
+        "0.1 ms": lambda r: np.round(r.lognormal(0.0, 0.6, n), 1),
+        "hdr buckets": lambda r: hdr_bucketed_ms(r.lognormal(np.log(0.3), 0.8, n)),
+    }
+    found = {name: [s for s in range(8) if find_quantum(draw(np.random.default_rng(1000 + s))) is not None]
+             for name, draw in draws.items()}
+    assert all(not seeds for seeds in found.values()), found

@@ -539,7 +539,7 @@ class Quantum:
 def quantum_evidence(values: Sequence[float] | np.ndarray, *, modes: Sequence[Mode] | None = None,
                      min_score: float = 0.5, near_max: float = 0.9, tolerance: float = 0.15,
                      max_values: int = 20000, max_multiple: int = 10, min_steps: float = 8.0,
-                     max_width: float = 0.35, grid: Resolution | None = None) -> Quantum:
+                     max_width: float = 0.2, grid: Resolution | None = None) -> Quantum:
     """The common spacing of the modes of ``values`` with its evidence (see :class:`Quantum`).
 
     Method (formats C2): find the modes (:func:`find_modes`, or pass ``modes``);
@@ -666,7 +666,7 @@ def _lattice(locs: np.ndarray, widths: np.ndarray, xs: np.ndarray, origin: float
 def find_quantum(values: Sequence[float] | np.ndarray, *, modes: Sequence[Mode] | None = None,
                  min_score: float = 0.5, near_max: float = 0.9, tolerance: float = 0.15,
                  max_values: int = 20000, max_multiple: int = 10, min_steps: float = 8.0,
-                 max_width: float = 0.35, grid: Resolution | None = None) -> float | None:
+                 max_width: float = 0.2, grid: Resolution | None = None) -> float | None:
     """The common spacing of the modes of ``values`` (their unit), or ``None``.
 
     The number from :func:`quantum_evidence` (same arguments), which also says
