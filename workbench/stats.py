@@ -78,8 +78,8 @@ class Resolution:
     than ``min_distinct`` distinct values: no grid can be told), ``"single"`` or
     ``"empty"``; ``step`` (the finest step
     found over all values, 0.0 when none); ``bands`` (``(low, high, step)`` per
-    quarter octave of |value| holding at least ``min_distinct`` distinct values and
-    locked to a grid); ``score`` (lowest phase-locking score of the steps
+    quarter octave of |value| holding at least ``min_band_distinct`` distinct
+    values and locked to a grid); ``score`` (lowest phase-locking score of the steps
     found, 1 = every sample on the grid); ``n`` and ``n_distinct``.
     Use :meth:`at` for the step near one value.
     """
@@ -401,8 +401,8 @@ def find_modes(values: Sequence[float] | np.ndarray, *, bandwidth: float | None 
     (clusters far apart, however small), then each mode is searched again with
     its own samples' robust bandwidth (:func:`kde_bandwidth`) (``split_depth``
     levels; on a log axis, or for positive values, sub-modes split off only
-    when their locations differ by a factor ≥ ``min_split_ratio``) and its
-    location refined the same way. Values on a recording grid
+    when their locations differ by a factor ≥ ``min_split_ratio``); each mode's
+    location is the peak of a KDE of its own values (linear axis). Values on a recording grid
     (:func:`resolution`, or pass ``grid``) are spread over their buckets first,
     so bucket spikes never become modes. Non-finite values are ignored; fewer
     than 10 values give no modes.
