@@ -99,11 +99,12 @@ def test_find_modes_locations_counts_and_fields():
         modes[0].location = 1.0  # type: ignore[misc]
 
 
-def test_find_modes_drops_peaks_with_too_few_samples():
+def test_find_modes_keeps_a_tight_small_cluster_unless_min_count_forbids():
     rng = np.random.default_rng(2)
     x = np.concatenate([rng.normal(10, 1, 2000), rng.normal(60, 0.2, 8)])
-    assert len(find_modes(x)) == 1
-    assert len(find_modes(x, min_count=5, min_prominence=0.001)) == 2
+    bulk, small = find_modes(x)  # 8 samples, none between: its own mode, whatever the bulk's height
+    assert small.count == 8 and small.location == pytest.approx(60, abs=0.5) and small.dip_z > 2.5
+    assert len(find_modes(x, min_count=10)) == 1
 
 
 def test_find_modes_small_and_degenerate_inputs():
