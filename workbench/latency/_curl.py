@@ -6,7 +6,6 @@ transfer**, printed with 6 decimals (µs); a request that got no response has
 """
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
@@ -23,7 +22,7 @@ from ._common import (
     unit_seconds,
     value_step,
 )
-from ._json import number
+from ._json import number, parse_json
 from ._schemas import SAMPLES_SCHEMA
 
 _PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
@@ -48,7 +47,7 @@ def looks_like_curl_pairs(lines: list[str]) -> bool:
 def looks_like_curl_json(first: str) -> bool:
     """A ``%{json}`` line: one JSON object with ``time_total`` and ``http_code``/``exitcode``."""
     try:
-        obj = json.loads(first)
+        obj = parse_json(first)
     except ValueError:
         return False
     return isinstance(obj, dict) and "time_total" in obj and ("http_code" in obj or "exitcode" in obj)
@@ -151,7 +150,7 @@ def read_curl_json(inp: Input, col: Collector) -> pd.DataFrame:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = parse_json(raw)
         except ValueError as e:
             col.reject(n, raw[:200], f"not a JSON object ({e}); expected one curl %{{json}} object per line")
             continue

@@ -1,13 +1,13 @@
 """Recognise a latency file's format from its content (the extension is only a hint)."""
 from __future__ import annotations
 
-import json
 import re
 
 from ..errors import UsageError
 from ._csv import find_latency_column, is_siege_log_header, normalise_name
 from ._curl import looks_like_curl_json, looks_like_curl_pairs, looks_like_values
 from ._jmeter import looks_like_jmeter_xml
+from ._json import parse_json
 from ._k6 import looks_like_k6_summary
 from ._siege import looks_like_siege
 from ._summaries import looks_like_ab_text, looks_like_hey_text, looks_like_httperf
@@ -89,13 +89,13 @@ def detect_format(text: str, name: str = "<text>") -> str | None:
         if looks_like_curl_json(first):
             return "curl_json"
         try:
-            obj = json.loads(first)
+            obj = parse_json(first)
         except ValueError:
             obj = None
         if isinstance(obj, dict) and obj.get("type") in ("Metric", "Point") and "metric" in obj:
             return "k6"
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
         except ValueError:
             obj = None
         if looks_like_k6_summary(obj):

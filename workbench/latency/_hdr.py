@@ -271,6 +271,8 @@ def parse_spectrum_line(text: str) -> tuple[float, float, int] | str:
     c = parts[2]
     if v is None or p is None or not re.fullmatch(r"\d+(\.0*)?", c):
         return "expected numbers: Value, Percentile (0-1), TotalCount (integer)"
+    if len(c.split(".")[0]) > 18:
+        return "TotalCount beyond 64 bits"
     if len(parts) == 4 and parse_float(parts[3]) is None and parts[3].lower() not in ("inf", "infinity"):
         return "1/(1-Percentile) must be a number, inf or Infinity"
     if not 0.0 <= p <= 1.0:

@@ -64,18 +64,21 @@ def read_jmeter(inp: Input, col: Collector) -> pd.DataFrame:
     keep = reason.eq("")
     for line in df.index[~keep]:
         col.reject(int(line), inp.line(int(line)), reason[line])
-    out = pd.DataFrame(index=df.index[keep])
+    columns: dict[str, pd.Series] = {}  # built apart and joined once: wide files stay linear
     for h in header:
         if h == "timeStamp":
-            out["timestamp_s"] = ts[keep].astype("float64")
+            columns["timestamp_s"] = ts[keep].astype("float64")
         elif h == "elapsed":
-            out["latency_s"] = (el[keep] * 1e-3).astype("float64")
+            columns["latency_s"] = (el[keep] * 1e-3).astype("float64")
         elif h == "success" and ok is not None:
-            out["ok"] = ok[keep].astype(bool)
+            columns["ok"] = ok[keep].astype(bool)
         elif h in extra:
-            out[extra[h][0]] = extra[h][1][keep].astype("float64")
+            columns[extra[h][0]] = extra[h][1][keep].astype("float64")
         else:
-            out[h] = _retype(df.loc[keep, h]) if not keep.all() else df[h]
+            columns[h] = _retype(df.loc[keep, h]) if not keep.all() else df[h]
+    out = pd.concat(columns, axis=1) if columns else pd.DataFrame(index=df.index[keep])
+    if not columns or out.index.size != int(keep.sum()):
+        out = out.reindex(df.index[keep])
     return finish(out, SAMPLES_SCHEMA, "samples", "jmeter", col, timestamp_rule=ts_rule,
                   resolution_s=1e-3, resolution_rule="JTL elapsed: integer ms",
                   timestamp_origin="epoch")

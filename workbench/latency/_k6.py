@@ -1,15 +1,13 @@
 """k6 JSON-lines output (``k6 run --out json=FILE``, optionally gzipped)."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
 from ..errors import ParseError
 from ..sources import Collector, Input
 from ._common import failure_warnings, finish, iso_to_epoch, totals, value_step
-from ._json import number
+from ._json import number, parse_json
 from ._schemas import DISTRIBUTION_SCHEMA, SAMPLES_SCHEMA
 
 _RESERVED = {"latency_s", "timestamp_s", "end_timestamp_s", "ok"}
@@ -31,9 +29,9 @@ def read_k6(inp: Input, col: Collector, *, metric: str = "http_req_duration") ->
         if not s:
             continue
         try:
-            rec = json.loads(s)
-        except json.JSONDecodeError as e:
-            col.reject(n, raw, f"not a JSON object ({e.msg}); expected one k6 JSON record per line")
+            rec = parse_json(s)
+        except ValueError as e:
+            col.reject(n, raw[:200], f"not a JSON object ({getattr(e, 'msg', e)}); expected one k6 JSON record per line")
             continue
         if not isinstance(rec, dict) or rec.get("type") not in ("Metric", "Point") or "metric" not in rec:
             col.reject(n, raw, 'expected {"type": "Metric"|"Point", "data": …, "metric": …}')

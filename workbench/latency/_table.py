@@ -80,7 +80,10 @@ def split_table(inp: Input, col: Collector, *, delimiter: str | None = None, com
         raise ParseError(inp.name, None, "", "no header line: the input is empty")
     header_line = i + 1
     delim = delimiter or sniff_delimiter(raw[i])
-    header = [h.strip() for h in next(csv.reader([raw[i]], delimiter=delim))]
+    try:
+        header = [h.strip() for h in next(csv.reader([raw[i]], delimiter=delim))]
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise ParseError(inp.name, header_line, raw[i][:200], f"not a CSV header ({exc})") from None
     n = len(header)
     body = raw[i + 1 :]
     if '"' not in inp.text:
