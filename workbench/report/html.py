@@ -105,6 +105,9 @@ def headlines(findings: dict[str, Finding]) -> list[str]:
 def _value_html(f: Finding) -> str:
     """A finding's value for the index: a small table for a mapping of plain values, text otherwise."""
     v = f.value
+    if is_decision(v):
+        because = f" — {html.escape(str(v['because']))}" if v.get("because") else ""
+        return f"<b>{html.escape(str(v['verdict']))}</b>{because}"
     if isinstance(v, dict) and v and not is_decision(v) and all(not isinstance(x, dict | list) for x in v.values()):
         rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td><b>{html.escape(format_value(x, f.unit))}</b></td></tr>"
                        for k, x in v.items())
