@@ -529,24 +529,26 @@ class LatencyModes:
 
 
 def group_modes(modes: Sequence[Mode], fraction: float = 0.2, *, max_ratio: float = 1.6) -> tuple[Mode, ...]:
-    """Merge neighbouring modes that are close on a log axis: sub-modes of one cluster.
+    """Merge neighbouring modes that are sub-modes of one cluster.
 
-    Two neighbours merge when their log-distance is below ``fraction`` of the
-    largest log-distance between neighbours **and** their ratio is below
-    ``max_ratio`` (1.6). A fast bulk often splits into sub-modes tens of per cent apart
-    (CPU frequency, cache state) and they merge; a cluster at twice the bulk's
-    latency (a 1000 ms cluster beside a 505 ms bulk) never does, however small it
-    is or whatever lies further out. Returns Mode tuples (see :class:`LatencyModes`).
+    Two neighbours merge when their gap is below ``fraction`` of the largest
+    gap between neighbours **and** their ratio is below ``max_ratio`` (1.6). A
+    fast bulk often splits into sub-modes tens of per cent apart (CPU
+    frequency, cache state) and they merge; an even lattice (250, 500, 750 ms)
+    keeps its steps; a cluster at twice its neighbour's latency (a 1000 ms
+    cluster beside a 505 ms bulk) never merges, however small it is or whatever
+    lies further out. Returns Mode tuples (see :class:`LatencyModes`).
     """
     ms = sorted(modes, key=lambda m: m.location)
     if len(ms) < 2:
         return tuple(ms)
-    logs = np.log10([max(m.location, 1e-300) for m in ms])
-    gaps = np.diff(logs)
-    limit = min(fraction * gaps.max(), math.log10(max_ratio))
+    locs = np.array([m.location for m in ms], dtype=float)
+    gaps = np.diff(locs)
+    ratios = locs[1:] / np.maximum(locs[:-1], 1e-300)
+    limit = fraction * gaps.max()
     groups: list[list[Mode]] = [[ms[0]]]
-    for m, gap in zip(ms[1:], gaps, strict=True):
-        if gap < limit:
+    for m, gap, ratio in zip(ms[1:], gaps, ratios, strict=True):
+        if gap < limit and ratio < max_ratio:
             groups[-1].append(m)
         else:
             groups.append([m])
