@@ -47,7 +47,9 @@ __all__ = [
     "interference_ab",
     "interference_decision",
     "latency_modes",
+    "latency_sample",
     "network_decision",
+    "parse_phases",
     "phase_split",
     "quantized_decision",
     "select_rows",
@@ -630,12 +632,12 @@ def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20
     ev = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
           "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
     many = len(modes.modes) >= 2
-    listing = ", ".join(f"{m.location:.3g} ms ({m.count} calls)" for m in modes.modes)
+    listing = ", ".join(f"{m.location:.4g} ms ({m.count} calls)" for m in modes.modes)
     return decide("Are the call times quantized?",
                   yes=n_calls >= min_calls and many and modes.quantum_ms is not None,
                   no=n_calls >= min_calls and len(modes.modes) == 1,
                   because_yes=f"{len(modes.modes)} clusters — {listing} — spaced by a common quantum of "
-                              f"{modes.quantum_ms or 0:.3g} ms",
+                              f"{modes.quantum_ms or 0:.4g} ms",
                   because_no=f"one cluster only ({listing})",
                   because_inconclusive=(f"only {n_calls} calls (at least {min_calls} needed)" if n_calls < min_calls
                                         else f"{len(modes.modes)} clusters ({listing or 'none'}) without a common "
@@ -647,12 +649,14 @@ def after_fix_decision(before_s: Sequence[float] | np.ndarray, after_s: Sequence
                        modes: LatencyModes, *, confidence: float = 0.95, widen: float = 1.1) -> Decision:
     """Are the slow clusters gone after the fix? Counts in each slow cluster's window, before against after.
 
-    The slow clusters are the :func:`latency_modes` clusters except the fastest;
-    each one's window is its extent widened by ``widen`` on both sides. yes:
+    The slow clusters are the :func:`latency_modes` clusters except the fastest
+    (with a quantum: those at least half a quantum above the fastest); each one's window is its extent widened by ``widen`` on both sides. yes:
     every slow cluster's share after the fix is below its share before (Wilson
-    intervals at ``confidence`` disjoint); no: some cluster still holds calls
-    after the fix at a share not clearly lower; inconclusive: no after-fix data,
-    no slow cluster before, or too few after-fix calls to tell.
+    yes: the share of calls in the slow clusters (pooled) is lower after the fix
+    (Wilson intervals at ``confidence`` disjoint; calls left in a cluster are
+    caveats); no: after-fix calls still fall in them at a share not clearly
+    lower; inconclusive: no after-fix data, no slow cluster before, or none after
+    but too few after-fix calls to tell. Evidence has the counts per cluster.
     """
     q = "Are the slow clusters gone after the fix?"
     after = None if after_s is None else np.asarray(after_s, dtype=float)
@@ -661,7 +665,11 @@ def after_fix_decision(before_s: Sequence[float] | np.ndarray, after_s: Sequence
     before = before[np.isfinite(before)]
     if after is None or after.size == 0:
         return Decision(q, "inconclusive", "there is no after-fix data to compare with", {"after_calls": 0})
-    slow = sorted(modes.modes, key=lambda m: m.location)[1:]
+    ordered = sorted(modes.modes, key=lambda m: m.location)
+    slow = ordered[1:]
+    if modes.quantum_ms and ordered:
+        # the quantized clusters: at least half a quantum above the fastest one (sub-clusters of the bulk are not)
+        slow = [m for m in slow if m.location - ordered[0].location >= 0.5 * modes.quantum_ms]
     p99_b, p99_a = (1e3 * float(np.percentile(v, 99)) for v in (before, after))
     ev: dict[str, object] = {"before_calls": int(before.size), "after_calls": int(after.size),
                              "before_p99_ms": p99_b, "after_p99_ms": p99_a, "clusters": []}
@@ -671,26 +679,25 @@ def after_fix_decision(before_s: Sequence[float] | np.ndarray, after_s: Sequence
     for m in slow:
         lo, hi = m.low / widen / 1e3, m.high * widen / 1e3
         kb, ka = int(((before >= lo) & (before <= hi)).sum()), int(((after >= lo) & (after <= hi)).sum())
-        (blo, bhi), (alo, ahi) = ((float(a), float(b)) for a, b in (wilson_interval(kb, before.size, confidence),
-                                                                      wilson_interval(ka, after.size, confidence)))
         rows.append({"cluster_ms": round(m.location, 2), "before": kb, "after": ka,
-                     "before_share": kb / before.size, "after_share": ka / after.size,
-                     "gone": ahi < blo, "still_there": ka > 0 and not ahi < blo})
+                     "before_share": kb / before.size, "after_share": ka / after.size})
     ev["clusters"] = rows
-    gone = all(r["gone"] for r in rows)
-    still = [r for r in rows if r["still_there"]]
-    caveats = tuple(f"{r['after']} after-fix call(s) still near {r['cluster_ms']:g} ms" for r in rows
-                    if r["gone"] and r["after"])
-    return decide(q, yes=gone, no=bool(still) and not gone,
-                  because_yes=(f"{after.size} after-fix calls: " + ", ".join(
-                      f"{r['after']} near {r['cluster_ms']:g} ms (before: {r['before']} of {before.size})"
-                      for r in rows) + f"; p99 {p99_b:.3g} → {p99_a:.3g} ms"),
-                  because_no=("after the fix, " + ", ".join(
-                      f"{r['after']} of {after.size} calls still near {r['cluster_ms']:g} ms (before: "
-                      f"{r['before']} of {before.size})" for r in still)),
-                  because_inconclusive=(f"only {after.size} after-fix calls: too few to show that clusters holding "
-                                        + ", ".join(f"{r['before_share']:.1%}" for r in rows)
-                                        + " of the calls before are gone"),
+    kb, ka = sum(r["before"] for r in rows), sum(r["after"] for r in rows)
+    (blo, _bhi), (_alo, ahi) = ((float(a), float(b)) for a, b in (wilson_interval(kb, before.size, confidence),
+                                                                    wilson_interval(ka, after.size, confidence)))
+    ev.update(slow_before=kb, slow_after=ka, slow_share_before=kb / before.size, slow_share_after=ka / after.size)
+    gone = ahi < blo
+    caveats = tuple(f"{r['after']} after-fix call(s) still near {r['cluster_ms']:g} ms" for r in rows if r["after"])
+    return decide(q, yes=gone, no=not gone and ka > 0,
+                  because_yes=(f"{ka} of {after.size} after-fix calls fall in the slow clusters against {kb} of "
+                               f"{before.size} before (" + ", ".join(
+                                   f"{r['after']} vs {r['before']} near {r['cluster_ms']:g} ms" for r in rows)
+                               + f"); p99 {p99_b:.4g} → {p99_a:.4g} ms"),
+                  because_no=(f"{ka} of {after.size} after-fix calls still fall in the slow clusters (before: {kb} of "
+                              f"{before.size}), not clearly fewer: " + ", ".join(
+                                  f"{r['after']} near {r['cluster_ms']:g} ms" for r in rows if r["after"])),
+                  because_inconclusive=(f"none of {after.size} after-fix calls falls in the slow clusters, but "
+                                        f"{kb} of {before.size} before is too rare a share to tell from so few calls"),
                   evidence=ev, caveats=caveats)
 
 
@@ -754,4 +761,45 @@ def select_rows(frame: pd.DataFrame, column: str, value: str) -> pd.DataFrame:
     out = frame[labels == value].reset_index(drop=True)
     out.attrs = dict(frame.attrs)
     out.attrs["selected"] = f"{column} == {value!r}"
+    return out
+
+
+def latency_sample(frame: pd.DataFrame) -> np.ndarray:
+    """Latencies in seconds from any :func:`workbench.latency.read_latency` frame, one value per call.
+
+    Raw samples give their ``latency_s``; a distribution (HdrHistogram log or
+    percentile table with a ``count`` column) gives each bucket's value
+    ``count`` times. A distribution without counts (percentiles only) cannot
+    give calls: :class:`~workbench.errors.UsageError`.
+    """
+    requires(frame, "latency_s")
+    v = frame["latency_s"].to_numpy(dtype=float)
+    if frame.attrs.get("kind") == "distribution" or "count" in frame.columns and "percentile" in frame.columns:
+        if "count" not in frame.columns:
+            raise UsageError("this latency file holds percentiles without counts: it cannot give single calls")
+        c = frame["count"].to_numpy(dtype=float)
+        ok = np.isfinite(v) & np.isfinite(c) & (c > 0)
+        return np.repeat(v[ok], c[ok].astype(np.int64))
+    return v[np.isfinite(v)]
+
+
+def parse_phases(text: str) -> dict[str, tuple[int, ...]]:
+    """Phases of a pipeline from text such as ``"before=1-5;evaluate=6-12;after=13-15"`` (ranges or commas)."""
+    out: dict[str, tuple[int, ...]] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        name, sep, spec = part.partition("=")
+        steps: list[int] = []
+        try:
+            for item in spec.split(","):
+                lo, dash, hi = item.strip().partition("-")
+                steps += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
+        except ValueError:
+            steps = []
+        if not sep or not name.strip() or not steps:
+            raise UsageError(f"phases: expected 'name=1-5;other=6,7', got {part!r}")
+        out[name.strip()] = tuple(steps)
+    if not out:
+        raise UsageError(f"phases: expected 'name=1-5;other=6,7', got {text!r}")
     return out
