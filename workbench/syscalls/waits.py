@@ -456,6 +456,19 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
     long = timed[(timed["syscall"] == syscall) & (timed["duration_s"] >= min_s)]
     long = long[["timestamp_s", "duration_s", "pid", "line"]].reset_index(drop=True)
     lg = log.reset_index(drop=True)
+    if lg.empty or long.empty:
+        long = long.assign(log_row=np.full(len(long), -1, dtype=np.int64), wait_ms=np.nan)
+        per_kind = pd.DataFrame({"wait_ms": sorted(set(lg["wait_ms"])) if len(lg) else []})
+        for c in ("logged", "found", "min_ms", "max_ms", "within_bounds"):
+            per_kind[c] = [int((lg["wait_ms"] == k).sum()) for k in per_kind["wait_ms"]] if c == "logged" else (
+                math.nan if c.endswith("_ms") else 0)
+        ev0 = {"syscall": syscall, "min_ms": 1e3 * min_s, "long_calls": len(long), "logged_waits": len(lg),
+               "calls_matched": 0, "calls_unexplained": len(long), "logged_not_found": len(lg)}
+        dec = Decision(f"Do the long {syscall} calls match the logged waits?", "inconclusive",
+                       f"{len(long)} {syscall} calls of ≥ {1e3 * min_s:g} ms in the trace and {len(lg)} logged "
+                       "waits: nothing to compare", ev0)
+        return WaitMatch(calls=long, per_kind=per_kind, n_calls=len(long), n_logged=len(lg), n_calls_matched=0,
+                         n_logged_found=0, overlap_s=math.nan, decision=dec)
     starts = lg["start_s"].to_numpy(dtype=float)
     ends = lg["end_s"].to_numpy(dtype=float) if "end_s" in lg else np.full(len(lg), np.nan)
     ends = np.where(np.isfinite(ends), ends, starts + lg["wait_ms"].to_numpy(dtype=float) / 1e3)
@@ -494,10 +507,7 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
                        for k, r in zip(per_kind["wait_ms"], per_kind.itertuples(), strict=True)}}
     q = f"Do the long {syscall} calls match the logged waits?"
     caveats: list[str] = []
-    if n_calls == 0 or n_logged == 0:
-        dec = Decision(q, "inconclusive", f"{n_calls} {syscall} calls of ≥ {1e3 * min_s:g} ms in the trace and "
-                       f"{n_logged} logged waits: nothing to compare", ev)
-    elif not (overlap > 0):
+    if not (overlap > 0):
         dec = Decision(q, "inconclusive", f"the trace and the log do not overlap in time ({matched} of {n_logged} "
                        "logged waits matched)", ev,
                        ("the two clocks differ: a -t/-tt trace needs its date (and zone) to join an epoch log",))
