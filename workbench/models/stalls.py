@@ -31,7 +31,15 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..schema import requires
-from ..stats import Comparison, Mode, compare, find_modes, find_quantum, holm_adjust, wilson_interval
+from ..stats import (
+    Comparison,
+    Mode,
+    compare,
+    find_modes,
+    find_quantum,
+    holm_adjust,
+    wilson_interval,
+)
 from ..verdicts import Decision, decide
 
 __all__ = [

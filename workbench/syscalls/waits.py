@@ -503,8 +503,7 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
     ev = {"syscall": syscall, "min_ms": 1e3 * min_s, "long_calls": n_calls, "logged_waits": n_logged,
           "calls_matched": matched, "calls_unexplained": n_calls - matched, "logged_not_found": n_logged - matched,
           "overlap_s": overlap,
-          "per_kind": {f"{k:g}": {"logged": int(r.logged), "found": int(r.found)}
-                       for k, r in zip(per_kind["wait_ms"], per_kind.itertuples(), strict=True)}}
+          "per_kind": {f"{r['wait_ms']:g}": {"logged": int(r["logged"]), "found": int(r["found"])} for r in per}}
     q = f"Do the long {syscall} calls match the logged waits?"
     caveats: list[str] = []
     if not (overlap > 0):
