@@ -321,10 +321,10 @@ def test_select_rows_and_phases_and_distribution_samples() -> None:
     assert select_rows(f.drop(columns="run"), "run", "before").attrs["selected"] == "all rows (no 'run' column)"
     with pytest.raises(UsageError, match=r"no row has run == 'after'.*\['before', 'fixed'\]"):
         select_rows(f, "run", "after")
-    assert parse_phases("before=1-5;evaluate=6-12;after=13,14,15") == {
+    assert parse_phases("before:1-5;evaluate=6-12;after:13,14,15") == {
         "before": (1, 2, 3, 4, 5), "evaluate": tuple(range(6, 13)), "after": (13, 14, 15)}
-    with pytest.raises(UsageError, match="name=1-5"):
-        parse_phases("before:1-5")
+    with pytest.raises(UsageError, match="name:1-5"):
+        parse_phases("before 1-5")
     dist = pd.DataFrame({"latency_s": [0.1, 0.2], "count": [3, 2]})
     dist.attrs["kind"] = "distribution"
     assert latency_sample(dist).tolist() == [0.1, 0.1, 0.1, 0.2, 0.2]

@@ -56,8 +56,9 @@ def _check(f: dict) -> None:
     assert f["stall_slope_per_ms"] > 0
     assert f["stall_correlation"] > 0.8
     assert f["stall_verdict"] == "global stall"
-    # without pauses the effect vanishes (a loaded machine may leave a trace of CPU contention)
-    assert f["control_slope_per_ms"] is None or f["control_slope_per_ms"] < 0.5 * f["stall_slope_per_ms"]
+    # without pauses the effect is weaker: a busy machine's CPU contention is a global stall of its own,
+    # which the injected pauses add to
+    assert f["control_slope_per_ms"] is None or f["control_slope_per_ms"] < f["stall_slope_per_ms"]
     assert f["network_verdict"] == "network ruled out"
     assert f["after_futex_peaks_ms"] == []
     assert f["after_p99_ms"] < 0.2 * f["before_p99_ms"]
@@ -80,6 +81,7 @@ def test_notebook_01_bundled_capture(tmp_path: Path) -> None:
     assert f["stall_outlier_steps"] == []
     assert f["network_overlap_s"] > 10
     assert f["control_stall_verdict"] == "no effect"
+    assert f["control_slope_per_ms"] is None or f["control_slope_per_ms"] < 0.5 * f["stall_slope_per_ms"]
     assert f["interference_ratio"] > 1.2 and f["interference_ratio_ci"][0] > 1.0
     assert f["interference_verdict"] == "interference"
     assert f["ping_p99_ms"] < 5  # the loopback baseline is flat next to 250 ms stalls

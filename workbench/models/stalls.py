@@ -792,12 +792,13 @@ def latency_sample(frame: pd.DataFrame) -> np.ndarray:
 
 
 def parse_phases(text: str) -> dict[str, tuple[int, ...]]:
-    """Phases of a pipeline from text such as ``"before=1-5;evaluate=6-12;after=13-15"`` (ranges or commas)."""
+    """Phases of a pipeline from text such as ``"before:1-5;evaluate:6-12;after:13-15"`` (ranges or commas;
+    ``name=…`` is read too)."""
     out: dict[str, tuple[int, ...]] = {}
     for part in (p.strip() for p in text.split(";")):
         if not part:
             continue
-        name, sep, spec = part.partition("=")
+        name, sep, spec = part.partition(":") if ":" in part else part.partition("=")
         steps: list[int] = []
         try:
             for item in spec.split(","):
@@ -806,8 +807,8 @@ def parse_phases(text: str) -> dict[str, tuple[int, ...]]:
         except ValueError:
             steps = []
         if not sep or not name.strip() or not steps:
-            raise UsageError(f"phases: expected 'name=1-5;other=6,7', got {part!r}")
+            raise UsageError(f"phases: expected 'name:1-5;other:6,7', got {part!r}")
         out[name.strip()] = tuple(steps)
     if not out:
-        raise UsageError(f"phases: expected 'name=1-5;other=6,7', got {text!r}")
+        raise UsageError(f"phases: expected 'name:1-5;other:6,7', got {text!r}")
     return out
