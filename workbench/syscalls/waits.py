@@ -162,7 +162,7 @@ def _background(counts: np.ndarray, half_window: int, gap: int) -> np.ndarray:
 
 def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *, bins_per_decade: int = 50,
                    min_s: float = 1e-4, max_s: float = 100.0, min_count: int = 5, min_ratio: float = 4.0,
-                   alpha: float = 1e-3, half_window: int = 10, gap: int = 2,
+                   alpha: float = 2e-3, half_window: int = 10, gap: int = 2,
                    background_floor: float = 0.2, pad_bins: int = 2) -> tuple[DurationPeak, ...]:
     """Sharp peaks of each syscall's duration histogram on log bins (one result per peak).
 
@@ -171,12 +171,14 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
     least ``min_count``, at least ``min_ratio`` times the local background (mean
     of the bins ``gap+1 … half_window`` away on both sides, at least
     ``background_floor``), and the Poisson probability of so many calls given that
-    background is below ``alpha`` divided by the number of bins (Bonferroni).
-    The bins are evaluated on two grids, the second shifted by half a bin, so
+    background is below ``alpha`` divided by the number of bins of both grids
+    below (Bonferroni; with the default 2e-3 and the floor background, 5 calls
+    in one bin are enough). The bins are evaluated on two grids, the second shifted by half a bin, so
     that calls clustered tightly around a bin edge are not split in two: **any
     ``min_count`` calls lying within a factor 10^(1/(2·bins_per_decade)) of each
     other (±1.2 % at 50 bins per decade) share a bin of one grid** and are found
-    when their background is low (Bonferroni over the bins of both grids).
+    when their background is at the floor (no more than a few stray calls 3–10
+    bins away).
     Excess bins, each widened by ``pad_bins`` bins on both sides (at 50 bins per
     decade, 2 bins ≈ ±10 %: a timeout woken a little late still counts), merge
     into one peak where they overlap; the peak's location is the median
