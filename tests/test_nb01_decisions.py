@@ -19,6 +19,7 @@ from workbench.models.stalls import (
     latency_sample,
     network_decision,
     parse_phases,
+    phase_decision,
     quantized_decision,
     select_rows,
     stall_decision,
@@ -332,3 +333,17 @@ def test_select_rows_and_phases_and_distribution_samples() -> None:
     pct.attrs["kind"] = "distribution"
     with pytest.raises(UsageError, match="percentiles without counts"):
         latency_sample(pct)
+
+
+def test_phase_decision_every_outcome() -> None:
+    def summary(excess: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"phase": ["before", "evaluate", "after"], "share_of_time": [0.2, 0.5, 0.3],
+                             "share_of_excess": excess})
+
+    spread = phase_decision(summary([0.22, 0.48, 0.30]), slow_requests=40)
+    assert spread.verdict == "no" and "hits all of them" in spread.because and "fixed threshold" in spread.caveats[0]
+    one = phase_decision(summary([0.7, 0.2, 0.1]), slow_requests=40)
+    assert one.verdict == "yes" and "before takes 50% more than its share" in one.because
+    assert phase_decision(summary([0.7, 0.2, 0.1]), slow_requests=2).verdict == "inconclusive"
+    none = phase_decision(summary([math.nan] * 3), slow_requests=0)
+    assert none.verdict == "inconclusive" and "no slow request" in none.because

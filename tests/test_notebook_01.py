@@ -79,6 +79,7 @@ def test_notebook_01_bundled_capture(tmp_path: Path) -> None:
     assert f["slowest_non_futex_syscall"] == "poll" and f["slowest_non_futex_syscall_ms"] < 200
     assert f["strace_time_base"] == "epoch seconds in the trace (-ttt)"
     assert f["stall_outlier_steps"] == []
+    assert f["phase_verdict"] == "no"  # the pauses hit every phase in proportion to its time
     assert f["network_overlap_s"] > 10
     assert f["control_stall_verdict"] == "no effect"
     assert f["control_slope_per_ms"] is None or f["control_slope_per_ms"] < 0.5 * f["stall_slope_per_ms"]
@@ -122,7 +123,7 @@ def test_notebook_01_foreign_tt_trace_with_epoch_log(tmp_path: Path) -> None:
     assert f["other_syscalls_verdict"] == "no" and f["other_syscalls_in_range"] == []
     # 0 of 100 after-fix calls in the slow clusters against 24 of 150 before
     assert f["after_fix_verdict"] == "yes" and f["after_p99_ms"] < 50
-    for name in ("network_verdict", "ping_p99_ms", "phase_excess_share", "uptime_spearman_rho", "stall_verdict",
+    for name in ("network_verdict", "ping_p99_ms", "phase_excess_share", "phase_verdict", "uptime_spearman_rho", "stall_verdict",
                  "interference_verdict", "overnight_change_points", "after_futex_peaks_ms"):
         assert f[name] is None, name
     md = _markdown(tmp_path)

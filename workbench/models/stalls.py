@@ -58,6 +58,7 @@ __all__ = [
     "latency_sample",
     "network_decision",
     "parse_phases",
+    "phase_decision",
     "phase_split",
     "quantized_decision",
     "select_rows",
@@ -447,7 +448,7 @@ def baseline_check(calls: pd.DataFrame, baseline: pd.DataFrame, *, slow_excess_s
     expected = float(np.sum(1 - (1 - frac_bad) ** (slow["latency_s"].to_numpy() / interval))) if interval > 0 else 0.0
     ruled_out = share < max_share and hits <= max(2.0, 3 * expected)
     verdict = "network ruled out" if ruled_out else "network may contribute"
-    reason = (f"the baseline's p99 − p50 is {1e3 * bs:.3g} ms against {1e3 * cs:.3g} ms for the calls "
+    reason = (f"the baseline's p99 − p50 is {1e3 * bs:.3g} ms against {1e3 * cs:.4g} ms for the calls "
               f"({share:.1%}); {hits} of {len(slow)} slow calls overlap a slow probe (chance: {expected:.1f})")
     return BaselineCheck(calls_p50_ms=1e3 * cp50, calls_p99_ms=1e3 * cp99, calls_max_ms=1e3 * float(cl.max()),
                          baseline_p50_ms=1e3 * bp50, baseline_p99_ms=1e3 * bp99,
@@ -812,3 +813,35 @@ def parse_phases(text: str) -> dict[str, tuple[int, ...]]:
     if not out:
         raise UsageError(f"phases: expected 'name:1-5;other:6,7', got {text!r}")
     return out
+
+
+def phase_decision(summary: pd.DataFrame, *, max_gap: float = 0.15, min_slow: int = 5,
+                   slow_requests: int | None = None) -> Decision:
+    """Does one phase take far more than its share of the slow requests' excess? From :func:`phase_split`.
+
+    yes: some phase's share of the excess exceeds its share of the typical time
+    by ``max_gap`` or more (look inside it first); no: every phase takes about its
+    share (a cause that hits all of them, such as a global stall); inconclusive:
+    no excess to place, or fewer than ``min_slow`` slow requests (``slow_requests``).
+    ``max_gap`` is a fixed threshold, not a confidence bound: it is named as an assumption.
+    """
+    requires(summary, "phase", "share_of_time", "share_of_excess")
+    gaps = (summary["share_of_excess"] - summary["share_of_time"]).to_numpy(dtype=float)
+    ev = {"phases": {str(p): {"share_of_time": float(t), "share_of_excess": float(e)}
+                     for p, t, e in zip(summary["phase"], summary["share_of_time"], summary["share_of_excess"],
+                                        strict=True)},
+          "max_gap": max_gap, "slow_requests": slow_requests}
+    known = bool(np.isfinite(gaps).all()) and (slow_requests is None or slow_requests >= min_slow)
+    worst = int(np.nanargmax(gaps)) if np.isfinite(gaps).any() else 0
+    name = str(summary["phase"].iloc[worst]) if len(summary) else ""
+    listing = ", ".join(f"{p} {e:.0%} of the excess for {t:.0%} of the time" for p, t, e in
+                        zip(summary["phase"], summary["share_of_time"], summary["share_of_excess"], strict=True))
+    big = known and float(gaps[worst]) >= max_gap
+    return decide("Does one phase take far more than its share of the excess?", yes=big, no=known and not big,
+                  because_yes=f"{listing}: {name} takes {gaps[worst]:.0%} more than its share; look inside it first",
+                  because_no=f"{listing}: each phase takes about its share (within {max_gap:.0%}), so something "
+                             "hits all of them",
+                  because_inconclusive=(f"only {slow_requests} slow requests (at least {min_slow} needed)"
+                                        if known is False and np.isfinite(gaps).all()
+                                        else "no slow request: there is no excess to place"),
+                  evidence=ev, caveats=(f"the {max_gap:.0%} gap is a fixed threshold, not a confidence bound",))
