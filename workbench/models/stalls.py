@@ -598,8 +598,8 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
     grouped (:func:`group_modes`). Every value is then counted in the cluster
     nearest to it on the log axis (counts add up to the sample). The quantum
     comes from :func:`workbench.stats.find_quantum` on the linear values with the
-    clusters as modes. A lone value farther than ``gap_decades`` from every
-    cluster's extent is counted in none.
+    clusters as modes. Values separated from every cluster's location by an
+    empty gap of ``gap_decades`` (a lone outlier far out) are counted in none.
     """
     x = np.asarray(latency_s, dtype=float)
     x = 1e3 * x[np.isfinite(x) & (x > 0)]
@@ -617,10 +617,20 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
         centres = np.log10([m.location for m in grouped])
         bounds = (centres[:-1] + centres[1:]) / 2
         owner = np.searchsorted(bounds, lx)
-        # a value far outside its nearest cluster's extent (a lone outlier) is counted in none
-        lo = np.log10([m.low for m in grouped])[owner] - gap_decades
-        hi = np.log10([m.high for m in grouped])[owner] + gap_decades
-        owner = np.where((lx >= lo) & (lx <= hi), owner, -1)
+        # values joined by gaps narrower than gap_decades form runs; a run that holds no cluster's location
+        # (a lone outlier far out) is counted in none
+        order = np.argsort(lx, kind="stable")
+        run = np.empty(lx.size, dtype=np.int64)
+        run[order] = np.concatenate([[0], np.cumsum(np.diff(lx[order]) > gap_decades)])
+        lo_run = np.full(run.max() + 1, np.inf)
+        hi_run = np.full(run.max() + 1, -np.inf)
+        np.minimum.at(lo_run, run, lx)
+        np.maximum.at(hi_run, run, lx)
+        tol = gap_decades / 2
+        held = np.zeros(run.max() + 1, dtype=bool)
+        for c in centres:
+            held |= (lo_run - tol <= c) & (c <= hi_run + tol)
+        owner = np.where(held[run], owner, -1)
         counts = np.bincount(owner[owner >= 0], minlength=len(grouped))
         grouped = tuple(Mode(m.location, float(x[owner == i].min()) if counts[i] else m.low,
                              float(x[owner == i].max()) if counts[i] else m.high, int(counts[i]),
