@@ -721,6 +721,26 @@ def capture_schemas() -> dict[str, Schema]:
     }
 
 
+def _loosened(schema: Schema, keep: tuple[str, ...]) -> Schema:
+    from ..schema import Column, Schema
+
+    cols = tuple(c if c.name in keep else Column(c.name, c.kind, c.unit, c.doc, required=False)
+                 for c in schema.columns)
+    return Schema(name=schema.name, doc=schema.doc, columns=cols)
+
+
+def steps_schema(*, required_only: bool = False) -> Schema:
+    """The per-step timings schema; ``required_only``: only request, step, duration_s must be present (a user's file)."""
+    s = capture_schemas()["steps"]
+    return _loosened(s, ("request", "step", "duration_s")) if required_only else s
+
+
+def pauses_schema(*, required_only: bool = False) -> Schema:
+    """The pauses schema; ``required_only``: only start_s and end_s must be present (a user's log of pauses)."""
+    s = capture_schemas()["pauses"]
+    return _loosened(s, ("start_s", "end_s")) if required_only else s
+
+
 def read_capture(directory: str | os.PathLike[str], *, strict: bool = False) -> dict[str, Any]:
     """Load a capture written by :func:`run_capture`: name → frame (plus ``meta`` and strace paths).
 

@@ -31,7 +31,16 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..schema import requires
-from ..stats import Comparison, Mode, compare, find_modes, find_quantum, wilson_interval
+from ..stats import (
+    Comparison,
+    Mode,
+    compare,
+    find_modes,
+    find_quantum,
+    holm_adjust,
+    wilson_interval,
+)
+from ..verdicts import Decision, decide
 
 __all__ = [
     "BaselineCheck",
@@ -39,12 +48,21 @@ __all__ = [
     "LatencyModes",
     "StallTest",
     "UptimeEffect",
+    "after_fix_decision",
     "baseline_check",
     "global_stall_test",
     "group_modes",
     "interference_ab",
+    "interference_decision",
     "latency_modes",
+    "latency_sample",
+    "network_decision",
+    "parse_phases",
+    "phase_decision",
     "phase_split",
+    "quantized_decision",
+    "select_rows",
+    "stall_decision",
     "step_table",
     "uptime_effect",
     "wilson_interval",
@@ -99,7 +117,9 @@ class StallTest:
     ``n_requests``, ``n_steps``, ``n_slow`` (slow step occurrences);
     ``slow_excess_ms`` (the slowness threshold); ``stall_rate_per_s`` (slope ×
     1000: stalls per second of running time this implies); ``outliers`` (steps
-    whose P(slow) lies outside what the fit allows, from the Wilson interval);
+    whose slow count the fitted line does not allow: two-sided binomial test
+    against the line's P(slow), Holm-adjusted over all steps, below 1 − confidence;
+    the step table carries ``p_value`` and ``p_holm``);
     ``verdict`` (one of "global stall", "no effect", "not proportional to step
     length") and ``reason`` (one sentence); ``steps`` (the :func:`step_table`).
     CIs resample whole requests (the unit that shares a stall), ``n_resamples`` times.
@@ -191,12 +211,20 @@ def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, conf
     slope_lo, slope_hi = ci(0)
     r_lo, r_hi = ci(1)
     n_slow = int(slow.sum())
-    # outliers: steps whose Wilson interval misses the fitted line
+    # outliers: steps whose slow count the fitted line does not allow, Holm-corrected over all steps
     outliers: list[int] = []
+    table["p_value"] = math.nan
+    table["p_holm"] = math.nan
     if math.isfinite(slope) and n_slow >= min_slow:
-        pred = intercept + slope * x
-        lo_w, hi_w = table["p_slow_low"].to_numpy(), table["p_slow_high"].to_numpy()
-        outliers = [int(s) for s, p, lo, hi in zip(steps, pred, lo_w, hi_w, strict=True) if p < lo or p > hi]
+        from scipy import stats
+
+        pred = np.clip(intercept + slope * x, 1e-6, 1 - 1e-6)
+        ks, ns = table["n_slow"].to_numpy(), table["n"].to_numpy()
+        pv = np.array([stats.binomtest(int(k), int(n), float(p)).pvalue if n > 0 else math.nan
+                       for k, n, p in zip(ks, ns, pred, strict=True)])
+        table["p_value"] = pv
+        table["p_holm"] = holm_adjust(pv)
+        outliers = [int(s) for s, q in zip(steps, table["p_holm"], strict=True) if q < 1 - confidence]
     if n_slow < min_slow:
         verdict, reason = "no effect", (f"only {n_slow} slow step occurrences (threshold: {min_slow}); "
                                         "nothing to explain")
@@ -337,8 +365,10 @@ class BaselineCheck:
     ``slow_calls`` (calls above their p50 + ``slow_excess_ms``) and
     ``slow_calls_with_slow_baseline`` (of those, how many overlap a baseline probe
     slower than its own p99) and ``expected_by_chance`` (how many would overlap one if
-    slow probes were independent of slow calls); ``verdict`` ("network ruled out" or "network may
-    contribute") and ``reason``.
+    slow probes were independent of slow calls); ``verdict`` ("network ruled out", "network may
+    contribute" or "no overlap") and ``reason``; ``overlap_s`` (time both series cover),
+    ``calls_span_s``, ``probes_in_span`` (baseline probes inside the calls' span, the ones
+    used) and ``probes`` (all baseline probes).
     """
 
     calls_p50_ms: float
@@ -355,22 +385,49 @@ class BaselineCheck:
     expected_by_chance: float
     verdict: str
     reason: str
+    overlap_s: float = math.nan
+    calls_span_s: float = math.nan
+    probes_in_span: int = 0
+    probes: int = 0
 
 
 def baseline_check(calls: pd.DataFrame, baseline: pd.DataFrame, *, slow_excess_s: float = 0.05,
-                   max_share: float = 0.1) -> BaselineCheck:
+                   max_share: float = 0.1, min_overlap_share: float = 0.5, min_probes: int = 10) -> BaselineCheck:
     """Could the network explain the calls' slowness? Compare with a baseline series.
 
     ``calls`` and ``baseline``: raw-sample frames with ``timestamp_s`` and
     ``latency_s`` (seconds, same clock). The network is ruled out when the
     baseline's spread (p99 − p50) is below ``max_share`` of the calls' spread
     and no more than a chance share of slow calls coincides with a slow probe.
+    Only probes inside the calls' time span count: when the baseline covers
+    less than ``min_overlap_share`` of that span or fewer than ``min_probes``
+    probes fall in it, the verdict is "no overlap" (nothing is ruled out) and
+    the spread fields are NaN.
     """
     c = requires(calls, "timestamp_s", "latency_s")[["timestamp_s", "latency_s"]].dropna()
-    b = requires(baseline, "timestamp_s", "latency_s")[["timestamp_s", "latency_s"]].dropna()
-    if c.empty or b.empty:
+    b_all = requires(baseline, "timestamp_s", "latency_s")[["timestamp_s", "latency_s"]].dropna()
+    if c.empty or b_all.empty:
         raise UsageError(f"baseline_check: both the calls and the baseline need finite samples, got {len(c)} "
-                         f"calls and {len(b)} baseline samples")
+                         f"calls and {len(b_all)} baseline samples")
+    t0, t1 = float(c["timestamp_s"].min()), float((c["timestamp_s"] + c["latency_s"]).max())
+    b = b_all[(b_all["timestamp_s"] >= t0) & (b_all["timestamp_s"] <= t1)]
+    bt0, bt1 = float(b_all["timestamp_s"].min()), float(b_all["timestamp_s"].max())
+    overlap = max(0.0, min(t1, bt1) - max(t0, bt0))
+    span = max(t1 - t0, 1e-9)
+    if len(b) < min_probes or overlap < min_overlap_share * span:
+        cl = c["latency_s"].to_numpy()
+        bl = b_all["latency_s"].to_numpy()
+        reason = (f"the baseline covers {overlap:.3g} s of the calls' {span:.3g} s ({len(b)} probes inside their "
+                  f"span; needed: {min_overlap_share:.0%} and {min_probes} probes): a baseline from another time "
+                  "says nothing about these calls")
+        nan = math.nan
+        return BaselineCheck(calls_p50_ms=1e3 * float(np.median(cl)), calls_p99_ms=1e3 * float(np.percentile(cl, 99)),
+                             calls_max_ms=1e3 * float(cl.max()), baseline_p50_ms=1e3 * float(np.median(bl)),
+                             baseline_p99_ms=1e3 * float(np.percentile(bl, 99)),
+                             baseline_max_ms=1e3 * float(bl.max()), calls_spread_ms=nan, baseline_spread_ms=nan,
+                             explained_share=nan, slow_calls=0, slow_calls_with_slow_baseline=0,
+                             expected_by_chance=nan, verdict="no overlap", reason=reason, overlap_s=overlap,
+                             calls_span_s=span, probes_in_span=int(len(b)), probes=int(len(b_all)))
     cl, bl = c["latency_s"].to_numpy(), b["latency_s"].to_numpy()
     cp50, cp99 = (float(v) for v in np.percentile(cl, [50, 99]))
     bp50, bp99 = (float(v) for v in np.percentile(bl, [50, 99]))
@@ -391,14 +448,15 @@ def baseline_check(calls: pd.DataFrame, baseline: pd.DataFrame, *, slow_excess_s
     expected = float(np.sum(1 - (1 - frac_bad) ** (slow["latency_s"].to_numpy() / interval))) if interval > 0 else 0.0
     ruled_out = share < max_share and hits <= max(2.0, 3 * expected)
     verdict = "network ruled out" if ruled_out else "network may contribute"
-    reason = (f"the baseline's p99 − p50 is {1e3 * bs:.3g} ms against {1e3 * cs:.3g} ms for the calls "
+    reason = (f"the baseline's p99 − p50 is {1e3 * bs:.3g} ms against {1e3 * cs:.4g} ms for the calls "
               f"({share:.1%}); {hits} of {len(slow)} slow calls overlap a slow probe (chance: {expected:.1f})")
     return BaselineCheck(calls_p50_ms=1e3 * cp50, calls_p99_ms=1e3 * cp99, calls_max_ms=1e3 * float(cl.max()),
                          baseline_p50_ms=1e3 * bp50, baseline_p99_ms=1e3 * bp99,
                          baseline_max_ms=1e3 * float(bl.max()), calls_spread_ms=1e3 * cs,
                          baseline_spread_ms=1e3 * bs, explained_share=float(share), slow_calls=int(len(slow)),
                          slow_calls_with_slow_baseline=int(hits), expected_by_chance=expected, verdict=verdict,
-                         reason=reason)
+                         reason=reason, overlap_s=overlap, calls_span_s=span, probes_in_span=int(len(b)),
+                         probes=int(len(b_all)))
 
 
 # ------------------------------------------------------------------ A/B interference
@@ -481,22 +539,27 @@ class LatencyModes:
         return [m.location for m in self.modes]
 
 
-def group_modes(modes: Sequence[Mode], fraction: float = 0.2) -> tuple[Mode, ...]:
-    """Merge neighbouring modes whose gap is below ``fraction`` of the largest gap between modes.
+def group_modes(modes: Sequence[Mode], fraction: float = 0.2, *, max_ratio: float = 1.6) -> tuple[Mode, ...]:
+    """Merge neighbouring modes that are sub-modes of one cluster.
 
-    A fast bulk often splits into sub-modes a millisecond apart (CPU frequency,
-    cache state) while the slow clusters sit hundreds of ms apart; grouping
-    keeps the structure that matters for a quantum. Returns Mode tuples (see
-    :class:`LatencyModes`).
+    Two neighbours merge when their gap is below ``fraction`` of the largest
+    gap between neighbours **and** their ratio is below ``max_ratio`` (1.6). A
+    fast bulk often splits into sub-modes tens of per cent apart (CPU
+    frequency, cache state) and they merge; an even lattice (250, 500, 750 ms)
+    keeps its steps; a cluster at twice its neighbour's latency (a 1000 ms
+    cluster beside a 505 ms bulk) never merges, however small it is or whatever
+    lies further out. Returns Mode tuples (see :class:`LatencyModes`).
     """
     ms = sorted(modes, key=lambda m: m.location)
-    if len(ms) < 3:
+    if len(ms) < 2:
         return tuple(ms)
-    gaps = np.diff([m.location for m in ms])
+    locs = np.array([m.location for m in ms], dtype=float)
+    gaps = np.diff(locs)
+    ratios = locs[1:] / np.maximum(locs[:-1], 1e-300)
     limit = fraction * gaps.max()
     groups: list[list[Mode]] = [[ms[0]]]
-    for m, gap in zip(ms[1:], gaps, strict=True):
-        if gap < limit:
+    for m, gap, ratio in zip(ms[1:], gaps, ratios, strict=True):
+        if gap < limit and ratio < max_ratio:
             groups[-1].append(m)
         else:
             groups.append([m])
@@ -509,23 +572,286 @@ def group_modes(modes: Sequence[Mode], fraction: float = 0.2) -> tuple[Mode, ...
     return tuple(out)
 
 
+def _gap_clusters(logx: np.ndarray, gap_decades: float, min_count: int) -> list[tuple[float, float, int, float]]:
+    """Runs of sorted log values with no gap wider than ``gap_decades``: (low, high, count, median), big enough."""
+    v = np.sort(logx)
+    cuts = np.flatnonzero(np.diff(v) > gap_decades) + 1
+    out = []
+    for part in np.split(v, cuts):
+        if part.size >= min_count:
+            out.append((float(part[0]), float(part[-1]), int(part.size), float(np.median(part))))
+    return out
+
+
 def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades: float = 0.05,
-                  min_count: int = 5, min_prominence: float = 0.05, group_fraction: float = 0.2) -> LatencyModes:
-    """Modes of a latency sample on log10(ms), grouped into clusters, and their quantum.
+                  min_count: int = 5, min_prominence: float = 0.05, group_fraction: float = 0.2,
+                  gap_decades: float = 0.1) -> LatencyModes:
+    """Modes of a latency sample on log10(ms), grouped into clusters, with their counts and quantum.
 
     A fast bulk and a few slow clusters (3 ms vs 250, 500, 1000 ms) cannot share
     one linear bandwidth; on the log axis a bandwidth of ``bandwidth_decades``
-    (0.05 ≈ 12 %) separates modes whose ratio exceeds about 1.3. Modes closer
-    than ``group_fraction`` of the largest gap are grouped (:func:`group_modes`).
-    The quantum comes from :func:`workbench.stats.find_quantum` on the linear
-    values with the clusters as modes.
+    (0.05 ≈ 12 %) separates modes whose ratio exceeds about 1.3. A small cluster
+    far from a big bulk can be too low for the density's prominence test (9
+    calls at 1000 ms beside 543 at 505 ms): any run of at least ``min_count``
+    values set apart by an empty gap of ``gap_decades`` (0.1 ≈ 26 %) on each side
+    is a cluster too. Modes closer than ``group_fraction`` of the largest gap are
+    grouped (:func:`group_modes`). Every value is then counted in the cluster
+    nearest to it on the log axis (counts add up to the sample). The quantum
+    comes from :func:`workbench.stats.find_quantum` on the linear values with the
+    clusters as modes. Values separated from every cluster's location by an
+    empty gap of ``gap_decades`` (a lone outlier far out) are counted in none.
     """
     x = np.asarray(latency_s, dtype=float)
     x = 1e3 * x[np.isfinite(x) & (x > 0)]
-    logm = find_modes(np.log10(x), bandwidth=bandwidth_decades, min_count=min_count,
-                      min_prominence=min_prominence)
-    raw = tuple(Mode(10 ** m.location, 10 ** m.low, 10 ** m.high, m.count, m.fraction, m.prominence)
-                for m in logm)
-    clusters = group_modes(raw, group_fraction)
-    quantum = find_quantum(x, modes=clusters) if len(clusters) >= 2 else None
-    return LatencyModes(modes=clusters, raw_modes=raw, quantum_ms=quantum, bandwidth_decades=bandwidth_decades)
+    if x.size == 0:
+        return LatencyModes(modes=(), raw_modes=(), quantum_ms=None, bandwidth_decades=bandwidth_decades)
+    lx = np.log10(x)
+    logm = list(find_modes(lx, bandwidth=bandwidth_decades, min_count=min_count, min_prominence=min_prominence))
+    for lo, hi, n, med in _gap_clusters(lx, gap_decades, min_count):
+        if not any(lo - gap_decades / 2 <= m.location <= hi + gap_decades / 2 for m in logm):
+            logm.append(Mode(location=med, low=lo, high=hi, count=n, fraction=n / lx.size, prominence=math.nan))
+    raw = tuple(sorted((Mode(10 ** m.location, 10 ** m.low, 10 ** m.high, m.count, m.fraction, m.prominence)
+                        for m in logm), key=lambda m: m.location))
+    grouped = group_modes(raw, group_fraction)
+    if grouped:
+        centres = np.log10([m.location for m in grouped])
+        bounds = (centres[:-1] + centres[1:]) / 2
+        owner = np.searchsorted(bounds, lx)
+        # values joined by gaps narrower than gap_decades form runs; a run that holds no cluster's location
+        # (a lone outlier far out) is counted in none
+        order = np.argsort(lx, kind="stable")
+        run = np.empty(lx.size, dtype=np.int64)
+        run[order] = np.concatenate([[0], np.cumsum(np.diff(lx[order]) > gap_decades)])
+        lo_run = np.full(run.max() + 1, np.inf)
+        hi_run = np.full(run.max() + 1, -np.inf)
+        np.minimum.at(lo_run, run, lx)
+        np.maximum.at(hi_run, run, lx)
+        tol = gap_decades / 2
+        held = np.zeros(run.max() + 1, dtype=bool)
+        for c in centres:
+            held |= (lo_run - tol <= c) & (c <= hi_run + tol)
+        owner = np.where(held[run], owner, -1)
+        counts = np.bincount(owner[owner >= 0], minlength=len(grouped))
+        grouped = tuple(Mode(m.location, float(x[owner == i].min()) if counts[i] else m.low,
+                             float(x[owner == i].max()) if counts[i] else m.high, int(counts[i]),
+                             float(counts[i] / x.size), m.prominence) for i, m in enumerate(grouped))
+    quantum = find_quantum(x, modes=grouped) if len(grouped) >= 2 else None
+    return LatencyModes(modes=grouped, raw_modes=raw, quantum_ms=quantum, bandwidth_decades=bandwidth_decades)
+
+
+# ------------------------------------------------------------------ decisions
+
+def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20) -> Decision:
+    """Are the call times quantized? From :func:`latency_modes`.
+
+    yes: two or more clusters with a common quantum; no: one cluster;
+    inconclusive: fewer than ``min_calls`` calls, or several clusters without a
+    common spacing (structure, but not whole multiples of one delay).
+    """
+    ev = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
+          "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
+    many = len(modes.modes) >= 2
+    listing = ", ".join(f"{m.location:.4g} ms ({m.count} calls)" for m in modes.modes)
+    return decide("Are the call times quantized?",
+                  yes=n_calls >= min_calls and many and modes.quantum_ms is not None,
+                  no=n_calls >= min_calls and len(modes.modes) == 1,
+                  because_yes=f"{len(modes.modes)} clusters — {listing} — spaced by a common quantum of "
+                              f"{modes.quantum_ms or 0:.4g} ms",
+                  because_no=f"one cluster only ({listing})",
+                  because_inconclusive=(f"only {n_calls} calls (at least {min_calls} needed)" if n_calls < min_calls
+                                        else f"{len(modes.modes)} clusters ({listing or 'none'}) without a common "
+                                             "spacing"),
+                  evidence=ev)
+
+
+def after_fix_decision(before_s: Sequence[float] | np.ndarray, after_s: Sequence[float] | np.ndarray | None,
+                       modes: LatencyModes, *, confidence: float = 0.95, widen: float = 1.1) -> Decision:
+    """Are the slow clusters gone after the fix? Counts in each slow cluster's window, before against after.
+
+    The slow clusters are the :func:`latency_modes` clusters except the fastest
+    (with a quantum: those at least half a quantum above the fastest); each one's window is its extent widened by ``widen`` on both sides. yes:
+    every slow cluster's share after the fix is below its share before (Wilson
+    yes: the share of calls in the slow clusters (pooled) is lower after the fix
+    (Wilson intervals at ``confidence`` disjoint; calls left in a cluster are
+    caveats); no: after-fix calls still fall in them at a share not clearly
+    lower; inconclusive: no after-fix data, no slow cluster before, or none after
+    but too few after-fix calls to tell. Evidence has the counts per cluster.
+    """
+    q = "Are the slow clusters gone after the fix?"
+    after = None if after_s is None else np.asarray(after_s, dtype=float)
+    after = None if after is None else after[np.isfinite(after)]
+    before = np.asarray(before_s, dtype=float)
+    before = before[np.isfinite(before)]
+    if after is None or after.size == 0:
+        return Decision(q, "inconclusive", "there is no after-fix data to compare with", {"after_calls": 0})
+    ordered = sorted(modes.modes, key=lambda m: m.location)
+    slow = ordered[1:]
+    if modes.quantum_ms and ordered:
+        # the quantized clusters: at least half a quantum above the fastest one (sub-clusters of the bulk are not)
+        slow = [m for m in slow if m.location - ordered[0].location >= 0.5 * modes.quantum_ms]
+    p99_b, p99_a = (1e3 * float(np.percentile(v, 99)) for v in (before, after))
+    ev: dict[str, object] = {"before_calls": int(before.size), "after_calls": int(after.size),
+                             "before_p99_ms": p99_b, "after_p99_ms": p99_a, "clusters": []}
+    if not slow:
+        return Decision(q, "inconclusive", "the calls before the fix have no slow cluster to look for", ev)
+    rows = []
+    for m in slow:
+        lo, hi = m.low / widen / 1e3, m.high * widen / 1e3
+        kb, ka = int(((before >= lo) & (before <= hi)).sum()), int(((after >= lo) & (after <= hi)).sum())
+        rows.append({"cluster_ms": round(m.location, 2), "before": kb, "after": ka,
+                     "before_share": kb / before.size, "after_share": ka / after.size})
+    ev["clusters"] = rows
+    kb, ka = sum(r["before"] for r in rows), sum(r["after"] for r in rows)
+    (blo, _bhi), (_alo, ahi) = ((float(a), float(b)) for a, b in (wilson_interval(kb, before.size, confidence),
+                                                                    wilson_interval(ka, after.size, confidence)))
+    ev.update(slow_before=kb, slow_after=ka, slow_share_before=kb / before.size, slow_share_after=ka / after.size)
+    gone = ahi < blo
+    caveats = tuple(f"{r['after']} after-fix call(s) still near {r['cluster_ms']:g} ms" for r in rows if r["after"])
+    return decide(q, yes=gone, no=not gone and ka > 0,
+                  because_yes=(f"{ka} of {after.size} after-fix calls fall in the slow clusters against {kb} of "
+                               f"{before.size} before (" + ", ".join(
+                                   f"{r['after']} vs {r['before']} near {r['cluster_ms']:g} ms" for r in rows)
+                               + f"); p99 {p99_b:.4g} → {p99_a:.4g} ms"),
+                  because_no=(f"{ka} of {after.size} after-fix calls still fall in the slow clusters (before: {kb} of "
+                              f"{before.size}), not clearly fewer: " + ", ".join(
+                                  f"{r['after']} near {r['cluster_ms']:g} ms" for r in rows if r["after"])),
+                  because_inconclusive=(f"none of {after.size} after-fix calls falls in the slow clusters, but "
+                                        f"{kb} of {before.size} before is too rare a share to tell from so few calls"),
+                  evidence=ev, caveats=caveats)
+
+
+def network_decision(check: BaselineCheck) -> Decision:
+    """Is the network ruled out? From :func:`baseline_check` (inconclusive when the series do not overlap)."""
+    ev = {"verdict": check.verdict, "baseline_p99_ms": check.baseline_p99_ms, "calls_p99_ms": check.calls_p99_ms,
+          "explained_share": check.explained_share, "overlap_s": check.overlap_s,
+          "calls_span_s": check.calls_span_s, "probes_in_span": check.probes_in_span, "probes": check.probes,
+          "slow_calls": check.slow_calls, "slow_calls_with_slow_baseline": check.slow_calls_with_slow_baseline}
+    caveats = (("the baseline does not overlap the calls in time: measure it during the calls",)
+               if check.verdict == "no overlap" else ())
+    return decide("Is the network ruled out?", yes=check.verdict == "network ruled out",
+                  no=check.verdict == "network may contribute", because_yes=check.reason, because_no=check.reason,
+                  because_inconclusive=check.reason, evidence=ev, caveats=caveats)
+
+
+def stall_decision(test: StallTest, control: StallTest | None = None) -> Decision:
+    """Does a global stall hit whatever runs? From :func:`global_stall_test` (and its control run, if any).
+
+    yes: "global stall"; no: "not proportional to step length", or fewer slow
+    occurrences than the test needs; inconclusive: slow steps exist but the
+    slope's CI reaches zero. Steps off the line (Holm-corrected over all steps)
+    and a control run that shows the same effect are caveats.
+    """
+    ev = {"slope_per_ms": test.slope_per_ms, "slope_ci": [test.slope_low, test.slope_high],
+          "correlation": test.correlation, "correlation_ci": [test.correlation_low, test.correlation_high],
+          "slow_occurrences": test.n_slow, "steps": test.n_steps, "requests": test.n_requests,
+          "outliers": list(test.outliers), "control_verdict": None if control is None else control.verdict}
+    caveats = []
+    if test.outliers:
+        caveats.append(f"step(s) {', '.join(map(str, test.outliers))} stand off the line after a Holm correction "
+                       f"over {test.n_steps} steps: look inside them")
+    if control is not None and control.verdict == "global stall":
+        caveats.append("the control run shows the same effect: its cause is not the one under test")
+    few = test.verdict == "no effect" and "nothing to explain" in test.reason
+    return decide("Does a global stall hit whatever runs?", yes=test.verdict == "global stall",
+                  no=test.verdict == "not proportional to step length" or few,
+                  because_yes=test.reason, because_no=test.reason, because_inconclusive=test.reason,
+                  evidence=ev, caveats=tuple(caveats))
+
+
+def interference_decision(res: InterferenceResult) -> Decision:
+    """Does the interfering load slow the requests? From :func:`interference_ab`."""
+    ev = {"median_ratio": res.median.ratio, "median_ratio_ci": [res.median.low, res.median.high],
+          "p99_ratio": res.p99.ratio, "blocks": [res.n_blocks_a, res.n_blocks_b], "verdict": res.verdict}
+    return decide(f"Does {res.b_label} slow the requests against {res.a_label}?",
+                  yes=res.verdict == "interference", no=res.verdict == "faster under load",
+                  because_yes=res.reason, because_no=res.reason, because_inconclusive=res.reason, evidence=ev)
+
+
+def select_rows(frame: pd.DataFrame, column: str, value: str) -> pd.DataFrame:
+    """Rows whose ``column`` equals ``value`` (a lab capture's run or condition); all rows when ``value`` is empty
+    or the frame has no such column (a user's file without labels). Keeps attrs; ``attrs["selected"]`` says what."""
+    if not value or column not in frame.columns:
+        out = frame.copy()
+        out.attrs["selected"] = "all rows" if not value else f"all rows (no {column!r} column)"
+        return out
+    labels = frame[column].astype(str)
+    if not (labels == value).any():
+        raise UsageError(f"no row has {column} == {value!r}; the values are {sorted(set(labels))}")
+    out = frame[labels == value].reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    out.attrs["selected"] = f"{column} == {value!r}"
+    return out
+
+
+def latency_sample(frame: pd.DataFrame) -> np.ndarray:
+    """Latencies in seconds from any :func:`workbench.latency.read_latency` frame, one value per call.
+
+    Raw samples give their ``latency_s``; a distribution (HdrHistogram log or
+    percentile table with a ``count`` column) gives each bucket's value
+    ``count`` times. A distribution without counts (percentiles only) cannot
+    give calls: :class:`~workbench.errors.UsageError`.
+    """
+    requires(frame, "latency_s")
+    v = frame["latency_s"].to_numpy(dtype=float)
+    if frame.attrs.get("kind") == "distribution" or "count" in frame.columns and "percentile" in frame.columns:
+        if "count" not in frame.columns:
+            raise UsageError("this latency file holds percentiles without counts: it cannot give single calls")
+        c = frame["count"].to_numpy(dtype=float)
+        ok = np.isfinite(v) & np.isfinite(c) & (c > 0)
+        return np.repeat(v[ok], c[ok].astype(np.int64))
+    return v[np.isfinite(v)]
+
+
+def parse_phases(text: str) -> dict[str, tuple[int, ...]]:
+    """Phases of a pipeline from text such as ``"before:1-5;evaluate:6-12;after:13-15"`` (ranges or commas;
+    ``name=…`` is read too)."""
+    out: dict[str, tuple[int, ...]] = {}
+    for part in (p.strip() for p in text.split(";")):
+        if not part:
+            continue
+        name, sep, spec = part.partition(":") if ":" in part else part.partition("=")
+        steps: list[int] = []
+        try:
+            for item in spec.split(","):
+                lo, dash, hi = item.strip().partition("-")
+                steps += list(range(int(lo), int(hi) + 1)) if dash else [int(lo)]
+        except ValueError:
+            steps = []
+        if not sep or not name.strip() or not steps:
+            raise UsageError(f"phases: expected 'name:1-5;other:6,7', got {part!r}")
+        out[name.strip()] = tuple(steps)
+    if not out:
+        raise UsageError(f"phases: expected 'name:1-5;other:6,7', got {text!r}")
+    return out
+
+
+def phase_decision(summary: pd.DataFrame, *, max_gap: float = 0.15, min_slow: int = 5,
+                   slow_requests: int | None = None) -> Decision:
+    """Does one phase take far more than its share of the slow requests' excess? From :func:`phase_split`.
+
+    yes: some phase's share of the excess exceeds its share of the typical time
+    by ``max_gap`` or more (look inside it first); no: every phase takes about its
+    share (a cause that hits all of them, such as a global stall); inconclusive:
+    no excess to place, or fewer than ``min_slow`` slow requests (``slow_requests``).
+    ``max_gap`` is a fixed threshold, not a confidence bound: it is named as an assumption.
+    """
+    requires(summary, "phase", "share_of_time", "share_of_excess")
+    gaps = (summary["share_of_excess"] - summary["share_of_time"]).to_numpy(dtype=float)
+    ev = {"phases": {str(p): {"share_of_time": float(t), "share_of_excess": float(e)}
+                     for p, t, e in zip(summary["phase"], summary["share_of_time"], summary["share_of_excess"],
+                                        strict=True)},
+          "max_gap": max_gap, "slow_requests": slow_requests}
+    known = bool(np.isfinite(gaps).all()) and (slow_requests is None or slow_requests >= min_slow)
+    worst = int(np.nanargmax(gaps)) if np.isfinite(gaps).any() else 0
+    name = str(summary["phase"].iloc[worst]) if len(summary) else ""
+    listing = ", ".join(f"{p} {e:.0%} of the excess for {t:.0%} of the time" for p, t, e in
+                        zip(summary["phase"], summary["share_of_time"], summary["share_of_excess"], strict=True))
+    big = known and float(gaps[worst]) >= max_gap
+    return decide("Does one phase take far more than its share of the excess?", yes=big, no=known and not big,
+                  because_yes=f"{listing}: {name} takes {gaps[worst]:.0%} more than its share; look inside it first",
+                  because_no=f"{listing}: each phase takes about its share (within {max_gap:.0%}), so something "
+                             "hits all of them",
+                  because_inconclusive=(f"only {slow_requests} slow requests (at least {min_slow} needed)"
+                                        if known is False and np.isfinite(gaps).all()
+                                        else "no slow request: there is no excess to place"),
+                  evidence=ev, caveats=(f"the {max_gap:.0%} gap is a fixed threshold, not a confidence bound",))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
 import os
 import re
 import warnings
@@ -500,6 +501,9 @@ def read_strace(
     check_summary: bool = True,
     engine: str = "pandas",
     client: Client | str | None = None,
+    date: str | None = None,
+    tz: str | None = None,
+    time_base_s: float | None = None,
 ) -> pd.DataFrame:
     """Read strace output into one row per call, signal, exit or kill.
 
@@ -546,8 +550,27 @@ def read_strace(
     (current Client, else a local in-process cluster), a scheduler address or a
     Client. Rejects: :func:`workbench.engine.rejects` /
     :func:`workbench.engine.compute` (which also give each trace's other attrs).
+
+    Clocks: ``-t/-tt`` stamps are local times of day with no date
+    (``attrs["time_base"] == "midnight"``). ``date="YYYY-MM-DD"`` (with ``tz``, an
+    IANA zone such as ``"Europe/Berlin"``, default UTC: the zone strace ran in)
+    turns them into epoch seconds, so the trace joins epoch-stamped logs;
+    ``time_base_s`` instead adds that many seconds (the epoch of the trace's
+    midnight, or of its start for ``-r``). Either sets ``time_base`` to
+    ``"epoch"`` and ``attrs["time_base_from"]`` to how it was obtained
+    (``"time of day + date 2026-12-02 (Europe/Berlin)"``); without them
+    ``time_base_from`` repeats the trace's own base. Both are ignored, and
+    ``time_base_from`` says so, for a trace whose stamps are already epoch
+    seconds; they need ``engine="pandas"``.
     """
     from ..engine import check_engine
+
+    if date is not None and time_base_s is not None:
+        raise UsageError("read_strace: give date= (with tz=) or time_base_s=, not both")
+    if tz is not None and date is None:
+        raise UsageError("read_strace: tz= needs date= (the day the -t/-tt trace was taken)")
+    if engine == "dask" and (date is not None or time_base_s is not None):
+        raise UsageError("read_strace: date= and time_base_s= work with engine='pandas'")
     from .summary import parse_summary_table
 
     if pid_prefix is not None:
@@ -578,8 +601,8 @@ def read_strace(
                 cached = rejects_of(hit).rows()
                 if strict and cached:
                     raise ParseError(*_first_reject(cached))
-                return _finish(validate(_object_categories(hit), STRACE_SCHEMA), strict, check_summary,
-                               _where(sources))
+                return set_time_base(_finish(validate(_object_categories(hit), STRACE_SCHEMA), strict,
+                                             check_summary, _where(sources)), date, tz, time_base_s)
     frames: list[pd.DataFrame] = []
     rejects: list[RejectRow] = []
     messages: list[tuple[str, int, str]] = []
@@ -608,7 +631,60 @@ def read_strace(
     frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
     if store is not None and key is not None:
         store.store(key, frame)
-    return _finish(frame, strict, check_summary, _where(sources))
+    return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def set_time_base(frame: pd.DataFrame, date: str | None = None, tz: str | None = None,
+                  time_base_s: float | None = None) -> pd.DataFrame:
+    """Put a time-of-day (or relative) trace on epoch seconds, in place; see :func:`read_strace`.
+
+    Sets ``attrs["time_base"]`` (``"epoch"`` once converted) and
+    ``attrs["time_base_from"]`` (how the times were obtained). Returns ``frame``.
+    """
+    base = frame.attrs.get("time_base")
+    if date is None and time_base_s is None:
+        frame.attrs.setdefault("time_base_from", {
+            "epoch": "epoch seconds in the trace (-ttt)", "midnight": "time of day in the trace (-t/-tt), no date",
+            "relative": "seconds since the first line (-r)", "none": "no timestamps"}.get(str(base), str(base)))
+        return frame
+    if base not in ("midnight", "relative") or (date is not None and base != "midnight"):
+        frame.attrs["time_base_from"] = (f"{'epoch seconds in the trace' if base == 'epoch' else str(base)}; "
+                                         f"{'date' if date is not None else 'time_base_s'} ignored")
+        return frame
+    cols = ["timestamp_s", "end_timestamp_s"]
+    if time_base_s is not None:
+        off = float(time_base_s)
+        if not math.isfinite(off):
+            raise UsageError(f"read_strace: time_base_s must be a finite number of seconds, got {time_base_s!r}")
+        for c in cols:
+            frame[c] = frame[c].to_numpy(dtype="float64") + off
+        frame.attrs["time_base_from"] = f"{'time of day' if base == 'midnight' else 'relative'} + {off:.6f} s"
+        frame.attrs["time_base"] = "epoch"
+        return frame
+    if not isinstance(date, str) or not _DATE.match(date.strip()):
+        raise UsageError(f"read_strace: date must be 'YYYY-MM-DD', got {date!r}")
+    zone = (tz or "UTC").strip() or "UTC"
+    try:
+        day = pd.Timestamp(date.strip())
+        from zoneinfo import ZoneInfo
+
+        ZoneInfo(zone)
+    except (ValueError, KeyError, OSError) as exc:  # zoneinfo raises ZoneInfoNotFoundError (a KeyError)
+        raise UsageError(f"read_strace: cannot use date={date!r} tz={zone!r}: {exc}") from exc
+    for c in cols:
+        v = frame[c].to_numpy(dtype="float64")
+        ok = np.isfinite(v)
+        local = pd.DatetimeIndex(day + pd.to_timedelta(np.where(ok, v, 0.0), unit="s"))
+        # an hour that occurs twice (DST ends) is read as standard time; one that does not exist moves forward
+        aware = local.tz_localize(zone, ambiguous=np.zeros(len(local), dtype=bool), nonexistent="shift_forward")
+        epoch = aware.tz_convert("UTC").tz_localize(None).to_numpy(dtype="datetime64[ns]").astype("int64") / 1e9
+        frame[c] = np.where(ok, epoch, np.nan)
+    frame.attrs["time_base"] = "epoch"
+    frame.attrs["time_base_from"] = f"time of day + date {date.strip()} ({zone})"
+    return frame
 
 
 def _where(sources: list[tuple[str, Readable]]) -> str:

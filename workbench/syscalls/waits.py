@@ -27,18 +27,27 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
-from ..schema import requires
+from ..schema import Column, Schema, requires
+from ..sources import Source
+from ..verdicts import Decision, decide
 from .summary import counted_calls
 
 __all__ = [
     "ALWAYS_IDLE",
     "FD_READS",
     "DurationPeak",
+    "WaitMatch",
     "calls_exceeding",
     "classify_waits",
     "duration_peaks",
+    "long_waits",
+    "match_waits",
+    "other_long_calls",
     "peaks_frame",
+    "read_wait_log",
     "slowest_calls",
+    "timed_wait_peaks",
+    "wait_log_schema",
     "wait_summary",
 ]
 
@@ -153,7 +162,7 @@ def _background(counts: np.ndarray, half_window: int, gap: int) -> np.ndarray:
 
 def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *, bins_per_decade: int = 50,
                    min_s: float = 1e-4, max_s: float = 100.0, min_count: int = 5, min_ratio: float = 4.0,
-                   alpha: float = 1e-3, half_window: int = 10, gap: int = 2,
+                   alpha: float = 2e-3, half_window: int = 10, gap: int = 2,
                    background_floor: float = 0.2, pad_bins: int = 2) -> tuple[DurationPeak, ...]:
     """Sharp peaks of each syscall's duration histogram on log bins (one result per peak).
 
@@ -162,11 +171,18 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
     least ``min_count``, at least ``min_ratio`` times the local background (mean
     of the bins ``gap+1 … half_window`` away on both sides, at least
     ``background_floor``), and the Poisson probability of so many calls given that
-    background is below ``alpha`` divided by the number of bins (Bonferroni).
-    Adjacent excess bins merge into one peak whose window grows by ``pad_bins``
-    bins each side (at 50 bins per decade, 2 bins ≈ ±10 %: a timeout woken a
-    little late still counts); the peak's location is the median duration
-    inside the window.
+    background is below ``alpha`` divided by the number of bins of both grids
+    below (Bonferroni; with the default 2e-3 and the floor background, 5 calls
+    in one bin are enough). The bins are evaluated on two grids, the second shifted by half a bin, so
+    that calls clustered tightly around a bin edge are not split in two: **any
+    ``min_count`` calls lying within a factor 10^(1/(2·bins_per_decade)) of each
+    other (±1.2 % at 50 bins per decade) share a bin of one grid** and are found
+    when their background is at the floor (no more than a few stray calls 3–10
+    bins away).
+    Excess bins, each widened by ``pad_bins`` bins on both sides (at 50 bins per
+    decade, 2 bins ≈ ±10 %: a timeout woken a little late still counts), merge
+    into one peak where they overlap; the peak's location is the median
+    duration inside its window.
     Durations outside [``min_s``, ``max_s``) are left out: below 100 µs strace's
     microsecond resolution and its own overhead make every fast call pile up on
     a few integer microsecond values, which are not the clusters sought here.
@@ -185,10 +201,14 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
 
     timed = _timed(frame)
     names = sorted(set(timed["syscall"])) if syscalls is None else list(syscalls)
-    edges = np.logspace(math.log10(min_s), math.log10(max_s),
-                        int(round((math.log10(max_s) - math.log10(min_s)) * bins_per_decade)) + 1)
-    nbins = edges.size - 1
-    threshold = alpha / nbins
+    n_edges = int(round((math.log10(max_s) - math.log10(min_s)) * bins_per_decade)) + 1
+    step = 1.0 / bins_per_decade
+    # two grids, the second shifted by half a bin: calls clustered within half a bin width lie in one bin of one grid
+    grids = [np.logspace(math.log10(min_s), math.log10(max_s), n_edges),
+             np.logspace(math.log10(min_s) - step / 2, math.log10(max_s) + step / 2, n_edges + 1)]
+    nbins = grids[0].size - 1
+    threshold = alpha / sum(g.size - 1 for g in grids)
+    pad = 10 ** (pad_bins * step)
     peaks: list[DurationPeak] = []
     for name in names:
         sub = timed[timed["syscall"] == name]
@@ -197,27 +217,38 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
         d, sub = d[keep], sub[keep]
         if d.size < min_count:
             continue
-        idx = np.searchsorted(edges, d, side="right") - 1
-        counts = np.bincount(idx, minlength=nbins).astype(float)
-        bg = np.maximum(_background(counts, half_window, gap), background_floor)
-        pvals = stats.poisson.sf(counts - 1, bg)
-        excess = (counts >= min_count) & (counts >= min_ratio * bg) & (pvals < threshold)
-        if not excess.any():
+        windows: list[list[float]] = []
+        dens: list[tuple[np.ndarray, np.ndarray]] = []
+        for edges in grids:
+            nb = edges.size - 1
+            idx = np.clip(np.searchsorted(edges, d, side="right") - 1, 0, nb - 1)
+            counts = np.bincount(idx, minlength=nb).astype(float)
+            bg = np.maximum(_background(counts, half_window, gap), background_floor)
+            dens.append((edges, bg))
+            pvals = stats.poisson.sf(counts - 1, bg)
+            excess = (counts >= min_count) & (counts >= min_ratio * bg) & (pvals < threshold)
+            for b in np.flatnonzero(excess):
+                windows.append([float(edges[b]) / pad, float(edges[b + 1]) * pad])
+        if not windows:
             continue
-        flagged = np.flatnonzero(excess)
-        groups: list[list[int]] = [[int(flagged[0])]]
-        for b in flagged[1:]:
-            if b - groups[-1][-1] <= 1:
-                groups[-1].append(int(b))
+        windows.sort()
+        merged = [windows[0]]
+        for lo, hi in windows[1:]:
+            if lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
             else:
-                groups.append([int(b)])
+                merged.append([lo, hi])
         classes = sub["wait_class"].to_numpy()
-        for g in groups:
-            lo_b, hi_b = max(g[0] - pad_bins, 0), min(g[-1] + pad_bins, nbins - 1)
-            lo_s, hi_s = float(edges[lo_b]), float(edges[hi_b + 1])
-            inside = (idx >= lo_b) & (idx <= hi_b)
+        edges0, bg0 = dens[0]
+        for lo_s, hi_s in merged:
+            lo_s, hi_s = max(lo_s, min_s), min(hi_s, max_s)
+            inside = (d >= lo_s) & (d < hi_s)
             count = int(inside.sum())
-            background = float(bg[lo_b:hi_b + 1].sum())
+            # the background density of the first grid, per bin, times the window's width in bins
+            centres = np.sqrt(edges0[:-1] * edges0[1:])
+            per_bin = bg0[(centres >= lo_s) & (centres < hi_s)]
+            width_bins = math.log10(hi_s / lo_s) * bins_per_decade
+            background = float(per_bin.mean() * width_bins) if per_bin.size else background_floor * width_bins
             p = float(stats.poisson.sf(count - 1, background))
             cls = pd.Series(classes[inside]).mode()
             peaks.append(DurationPeak(
@@ -225,6 +256,7 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
                 count=count, background=background,
                 ratio=count / background if background > 0 else math.inf, p_value=p,
                 wait_class=str(cls.iloc[0]) if len(cls) else "kernel"))
+    del nbins
     return tuple(sorted(peaks, key=lambda pk: (pk.syscall, pk.location_s)))
 
 
@@ -300,3 +332,274 @@ def wait_summary(frame: pd.DataFrame) -> pd.DataFrame:
     out["share"] = out["total_s"] / total if total > 0 else math.nan
     out = out.reset_index()[["wait_class", "syscall", "calls", "total_s", "share", "max_ms"]]
     return out.sort_values(["wait_class", "total_s"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- known waits and decisions
+
+_TOD = re.compile(r"^(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)$")
+
+
+def _time_value(text: str, day: pd.Timestamp | None, zone: str) -> float | None:
+    """Epoch seconds from epoch text, ``HH:MM:SS[.f]`` (needs ``day``) or an ISO date-time; None if unreadable."""
+    t = text.strip()
+    try:
+        v = float(t)
+        return v if math.isfinite(v) else None
+    except ValueError:
+        pass
+    m = _TOD.match(t)
+    if m:
+        if day is None:
+            return None
+        local = day + pd.Timedelta(hours=int(m[1]), minutes=int(m[2]), seconds=float(m[3]))
+        return float(local.tz_localize(zone, ambiguous=False, nonexistent="shift_forward").timestamp())
+    try:
+        ts = pd.Timestamp(t)
+    except (ValueError, OverflowError):
+        return None
+    if ts.tzinfo is None:
+        ts = ts.tz_localize(zone, ambiguous=False, nonexistent="shift_forward")
+    return float(ts.timestamp())
+
+
+def wait_log_schema() -> Schema:
+    """Columns of a log of known (injected or expected) waits, as :func:`read_wait_log` reads it."""
+    return Schema(name="wait_log", doc="Known waits, one row each (e.g. a server's log of injected timeouts).",
+                  columns=(Column("start_s", "string", "s", "start: epoch seconds, HH:MM:SS[.f] or ISO time"),
+                           Column("end_s", "string", "s", "end, same forms (optional)", required=False),
+                           Column("wait_ms", "float", "ms", "the wait's timeout or nominal length"),
+                           Column("run", "string", doc="label of the run (optional)", required=False),
+                           Column("result", "string", doc="outcome, e.g. ETIMEDOUT (optional)", required=False)))
+
+
+def read_wait_log(source: Source, *, date: str | None = None, tz: str | None = None,
+                  strict: bool = False) -> pd.DataFrame:
+    """Read a CSV log of known waits: start_s (epoch s), end_s (epoch s, NaN when absent), wait_ms, [run, result].
+
+    Times may be epoch seconds, ``HH:MM:SS[.f]`` (a time of day: ``date``
+    ``YYYY-MM-DD`` and ``tz`` say which day and zone, default UTC) or ISO
+    date-times. A row whose time cannot be read is kept in ``attrs["rejects"]``
+    with the reason. ``attrs["time_base_from"]`` says how times were read.
+    """
+    from ..tables import read_table
+
+    zone = (tz or "UTC").strip() or "UTC"
+    day = None
+    if date is not None and str(date).strip():
+        try:
+            day = pd.Timestamp(str(date).strip())
+        except ValueError as exc:
+            raise UsageError(f"read_wait_log: date must be 'YYYY-MM-DD', got {date!r}") from exc
+
+    def check(rec: dict[str, object]) -> str | None:
+        for col in ("start_s", "end_s"):
+            if col in rec and str(rec[col]).strip() and _time_value(str(rec[col]), day, zone) is None:
+                return (f"{col}: expected epoch seconds, HH:MM:SS[.f] (with date=) or an ISO time, "
+                        f"got {rec[col]!r}")
+        return None
+
+    raw = read_table(source, wait_log_schema(), strict=strict, check=check)
+    out = pd.DataFrame({
+        "start_s": [_time_value(str(v), day, zone) for v in raw["start_s"]],
+        "end_s": ([_time_value(str(v), day, zone) if str(v).strip() else math.nan for v in raw["end_s"]]
+                  if "end_s" in raw else math.nan),
+        "wait_ms": raw["wait_ms"].to_numpy(dtype=float),
+    }, index=raw.index).astype({"start_s": "float64", "end_s": "float64"})
+    for c in ("run", "result"):
+        if c in raw:
+            out[c] = raw[c].to_numpy()
+    out.attrs = dict(raw.attrs)
+    tod = any(_TOD.match(str(v).strip()) for v in raw["start_s"])
+    out.attrs["time_base_from"] = (f"time of day + date {date} ({zone})" if tod else "epoch or ISO times in the log")
+    out.attrs["format"] = "csv"
+    return out
+
+
+@dataclass(frozen=True)
+class WaitMatch:
+    """Long calls of one syscall in a trace joined to a log of known waits (see :func:`match_waits`).
+
+    ``calls``: the trace's calls of at least ``min_s`` (timestamp_s, duration_s,
+    pid, line, ``log_row`` — index of the log entry whose interval holds the
+    call's start, -1 if none — and ``wait_ms`` of that entry). ``per_kind``: one
+    row per logged wait_ms: logged, found (log entries with a call), duration
+    bounds of the found calls, ``within_bounds`` (found calls lasting between the
+    timeout and the logged wall duration, 2 ms slack). ``overlap_s``: seconds
+    during which both the trace and the log have events; ``decision``: the
+    verdict of "do the long waits match the log?".
+    """
+
+    calls: pd.DataFrame
+    per_kind: pd.DataFrame
+    n_calls: int
+    n_logged: int
+    n_calls_matched: int
+    n_logged_found: int
+    overlap_s: float
+    decision: Decision
+
+
+def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex", min_s: float = 0.2,
+                slack_s: float = 0.002, min_match_share: float = 0.5) -> WaitMatch:
+    """Join a trace's long ``syscall`` calls to a log of known waits by time, and say whether they agree.
+
+    A call matches the log entry whose [start_s − ``slack_s``, end_s + ``slack_s``]
+    holds the call's start (for entries without end_s: start_s + wait_ms).
+    Verdict: **yes** when every logged wait has a call and every long call a
+    logged wait; **no** when the two series overlap in time and enough matched
+    (``min_match_share`` of the smaller side) to trust the clocks, yet some calls
+    or logged waits are left over (the evidence gives how many); **inconclusive**
+    when the series do not overlap in time or almost nothing matches (a clock or
+    date problem: a ``-tt`` trace needs its date), or either side is empty.
+    """
+    requires(frame, *_TIMED)
+    requires(log, "start_s", "wait_ms")
+    timed = _timed(frame)
+    long = timed[(timed["syscall"] == syscall) & (timed["duration_s"] >= min_s)]
+    long = long[["timestamp_s", "duration_s", "pid", "line"]].reset_index(drop=True)
+    lg = log.reset_index(drop=True)
+    if lg.empty or long.empty:
+        long = long.assign(log_row=np.full(len(long), -1, dtype=np.int64), wait_ms=np.nan)
+        per_kind = pd.DataFrame({"wait_ms": sorted(set(lg["wait_ms"])) if len(lg) else []})
+        for c in ("logged", "found", "min_ms", "max_ms", "within_bounds"):
+            per_kind[c] = [int((lg["wait_ms"] == k).sum()) for k in per_kind["wait_ms"]] if c == "logged" else (
+                math.nan if c.endswith("_ms") else 0)
+        ev0 = {"syscall": syscall, "min_ms": 1e3 * min_s, "long_calls": len(long), "logged_waits": len(lg),
+               "calls_matched": 0, "calls_unexplained": len(long), "logged_not_found": len(lg)}
+        dec = Decision(f"Do the long {syscall} calls match the logged waits?", "inconclusive",
+                       f"{len(long)} {syscall} calls of ≥ {1e3 * min_s:g} ms in the trace and {len(lg)} logged "
+                       "waits: nothing to compare", ev0)
+        return WaitMatch(calls=long, per_kind=per_kind, n_calls=len(long), n_logged=len(lg), n_calls_matched=0,
+                         n_logged_found=0, overlap_s=math.nan, decision=dec)
+    starts = lg["start_s"].to_numpy(dtype=float)
+    ends = lg["end_s"].to_numpy(dtype=float) if "end_s" in lg else np.full(len(lg), np.nan)
+    ends = np.where(np.isfinite(ends), ends, starts + lg["wait_ms"].to_numpy(dtype=float) / 1e3)
+    kinds = lg["wait_ms"].to_numpy(dtype=float)
+    ts = long["timestamp_s"].to_numpy(dtype=float)
+    row = np.full(len(long), -1, dtype=np.int64)
+    taken = np.zeros(len(lg), dtype=bool)
+    for i, t in enumerate(ts):
+        hit = np.flatnonzero((starts - slack_s <= t) & (t <= ends + slack_s) & ~taken)
+        if hit.size:
+            row[i] = hit[0]
+            taken[hit[0]] = True
+    long["log_row"] = row
+    long["wait_ms"] = np.where(row >= 0, kinds[np.maximum(row, 0)], np.nan)
+    wall = (ends - starts)[np.maximum(row, 0)]
+    ok_bounds = (row >= 0) & (long["duration_s"].to_numpy() >= long["wait_ms"].to_numpy() / 1e3 - slack_s) & (
+        long["duration_s"].to_numpy() <= wall + slack_s)
+    per = []
+    for k in sorted(set(kinds[np.isfinite(kinds)])):
+        m = long["wait_ms"].to_numpy() == k
+        dur = long.loc[m, "duration_s"].to_numpy()
+        per.append({"wait_ms": k, "logged": int((kinds == k).sum()), "found": int(m.sum()),
+                    "min_ms": 1e3 * float(dur.min()) if dur.size else math.nan,
+                    "max_ms": 1e3 * float(dur.max()) if dur.size else math.nan,
+                    "within_bounds": int((ok_bounds & m).sum())})
+    per_kind = pd.DataFrame(per, columns=["wait_ms", "logged", "found", "min_ms", "max_ms", "within_bounds"])
+    fin_t, fin_l = ts[np.isfinite(ts)], starts[np.isfinite(starts)]
+    overlap = (min(fin_t.max(), ends[np.isfinite(ends)].max()) - max(fin_t.min(), fin_l.min())
+               if fin_t.size and fin_l.size else math.nan)
+    n_calls, n_logged = len(long), len(lg)
+    matched = int((row >= 0).sum())
+    ev = {"syscall": syscall, "min_ms": 1e3 * min_s, "long_calls": n_calls, "logged_waits": n_logged,
+          "calls_matched": matched, "calls_unexplained": n_calls - matched, "logged_not_found": n_logged - matched,
+          "overlap_s": overlap,
+          "per_kind": {f"{r['wait_ms']:g}": {"logged": int(r["logged"]), "found": int(r["found"])} for r in per}}
+    q = f"Do the long {syscall} calls match the logged waits?"
+    caveats: list[str] = []
+    if not (overlap > 0):
+        dec = Decision(q, "inconclusive", f"the trace and the log do not overlap in time ({matched} of {n_logged} "
+                       "logged waits matched)", ev,
+                       ("the two clocks differ: a -t/-tt trace needs its date (and zone) to join an epoch log",))
+    elif matched < min_match_share * min(n_calls, n_logged):
+        dec = Decision(q, "inconclusive", f"only {matched} of {n_logged} logged waits match one of the {n_calls} "
+                       f"long {syscall} calls although the series overlap for {overlap:.1f} s", ev,
+                       ("almost nothing matches: check the clocks (date, time zone, time base) of trace and log",))
+    elif matched == n_calls == n_logged:
+        bad = int(n_calls - ok_bounds.sum())
+        if bad:
+            caveats.append(f"{bad} matched call(s) last outside [timeout, logged wall time]")
+        dec = Decision(q, "yes", f"all {n_logged} logged waits are found in the trace as {syscall} calls of "
+                       f"≥ {1e3 * min_s:g} ms, and no such call is unexplained", ev, tuple(caveats))
+    else:
+        dec = Decision(q, "no", f"{n_calls} long {syscall} calls against {n_logged} logged waits: {matched} match, "
+                       f"{n_calls - matched} call(s) are not in the log and {n_logged - matched} logged wait(s) "
+                       "are not in the trace", ev)
+    return WaitMatch(calls=long, per_kind=per_kind, n_calls=n_calls, n_logged=n_logged, n_calls_matched=matched,
+                     n_logged_found=matched, overlap_s=float(overlap), decision=dec)
+
+
+def timed_wait_peaks(frame: pd.DataFrame, peaks: Sequence[DurationPeak], *, min_s: float = 0.2) -> Decision:
+    """Does the trace have sharp peaks of idle waits at ``min_s`` or more (timeouts: futex, poll …)?
+
+    yes: at least one idle-wait peak at ≥ ``min_s`` (evidence lists them);
+    no: calls have durations and none forms such a peak; inconclusive: the trace
+    has no ``-T`` durations (or no timed call at all), so peaks cannot be seen.
+    """
+    requires(frame, *_TIMED)
+    n_timed = int(frame["duration_s"].notna().sum())
+    found = [p for p in peaks if p.wait_class == "idle" and p.location_s >= 0.9 * min_s]
+    ev = {"timed_calls": n_timed, "min_ms": 1e3 * min_s,
+          "peaks": [{"syscall": p.syscall, "location_ms": round(1e3 * p.location_s, 2), "count": p.count}
+                    for p in found]}
+    return decide("Are there sharp peaks of timed waits?", yes=bool(found), no=n_timed > 0 and not found,
+                  because_yes="; ".join(f"{p.syscall} at {1e3 * p.location_s:.1f} ms ({p.count} calls)"
+                                        for p in found),
+                  because_no=f"none of {n_timed} timed calls forms an idle-wait peak at ≥ {1e3 * min_s:g} ms",
+                  because_inconclusive="the trace has no call durations (strace -T): peaks cannot be seen",
+                  evidence=ev)
+
+
+def long_waits(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ()) -> pd.DataFrame:
+    """Calls of at least ``min_s``, each with its role: a waiting loop's timer, or a one-off.
+
+    Columns: syscall, wait_class, duration_ms, pid, timestamp_s, args, line, and
+    ``role``: ``"loop"`` when the thread's next call is the same idle syscall
+    again (a loop re-arming its wait: an accept loop, a poll timer, a
+    heartbeat), ``"one-off"`` otherwise (the thread went on to other work, e.g.
+    answered a request after the wait).
+    """
+    requires(frame, *_TIMED)
+    t = _timed(frame)
+    t = t.sort_values(["pid", "timestamp_s", "line"], kind="stable").reset_index(drop=True)
+    same_pid = t["pid"].to_numpy() == np.roll(t["pid"].to_numpy(), -1)
+    same_call = t["syscall"].to_numpy() == np.roll(t["syscall"].to_numpy(), -1)
+    same_pid[-1:] = False
+    loop = same_pid & same_call & (t["wait_class"].to_numpy() == "idle")
+    t["role"] = np.where(loop, "loop", "one-off")
+    out = t[(t["duration_s"] >= min_s) & ~t["syscall"].isin(list(exclude))].copy()
+    out.insert(2, "duration_ms", 1e3 * out.pop("duration_s"))
+    return out.drop(columns=["ret_text"]).sort_values("duration_ms", ascending=False, kind="stable").reset_index(
+        drop=True)
+
+
+def other_long_calls(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ("futex",)) -> Decision:
+    """Does any other syscall than ``exclude`` take ``min_s`` or more *on a request's path*?
+
+    Long calls are split by :func:`long_waits`: idle waits that re-arm
+    themselves (loops: an accept loop's poll, a timer) are not stalls. **yes**
+    when some kernel-work call or one-off wait lasts ≥ ``min_s``; **no** when
+    there is none (the evidence lists the idle loops, with their typical
+    period, if any); **inconclusive** when the trace has no durations.
+    """
+    requires(frame, *_TIMED)
+    n_timed = int(frame["duration_s"].notna().sum())
+    lw = long_waits(frame, min_s, exclude=exclude)
+    stall = lw[(lw["wait_class"] == "kernel") | (lw["role"] == "one-off")]
+    loops = lw[(lw["wait_class"] == "idle") & (lw["role"] == "loop")]
+    loop_ev = [{"syscall": str(k), "calls": int(len(g)), "median_ms": round(float(g["duration_ms"].median()), 2)}
+               for k, g in loops.groupby("syscall")]
+    stall_ev = [{"syscall": str(k), "calls": int(len(g)), "max_ms": round(float(g["duration_ms"].max()), 2),
+                 "wait_class": str(g["wait_class"].iloc[0])} for k, g in stall.groupby("syscall")]
+    ev = {"min_ms": 1e3 * min_s, "excluded": list(exclude), "stalls": stall_ev, "idle_loops": loop_ev,
+          "timed_calls": n_timed}
+    loops_text = ("; the only longer calls are idle loops re-arming their wait: " + ", ".join(
+        f"{e['calls']} × {e['syscall']} of about {e['median_ms']:.0f} ms" for e in loop_ev)) if loop_ev else ""
+    return decide(f"Does another syscall take ≥ {1e3 * min_s:g} ms on a request's path?",
+                  yes=not stall.empty, no=n_timed > 0 and stall.empty,
+                  because_yes="; ".join(f"{e['calls']} × {e['syscall']} ({e['wait_class']}, up to "
+                                        f"{e['max_ms']:.0f} ms)" for e in stall_ev),
+                  because_no=f"no call other than {', '.join(exclude) or 'none'} lasts ≥ {1e3 * min_s:g} ms outside "
+                             f"an idle loop{loops_text}",
+                  because_inconclusive="the trace has no call durations (strace -T)", evidence=ev)
