@@ -1,10 +1,15 @@
 """Shared fixtures: tiny notebooks built on the fly for the runner and hygiene tests."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
+
+# every figure a plot_* function draws in the suite (notebook kernels inherit this) is checked for
+# overlapping labels, labels leaving the figure and legends over data: a FigureLayoutError fails the test
+os.environ["WORKBENCH_CHECK_FIGURES"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

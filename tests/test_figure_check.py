@@ -58,3 +58,20 @@ def test_checked_plots_raise_only_when_asked(monkeypatch: pytest.MonkeyPatch) ->
         plot_bad()
     assert isinstance(info.value, WorkbenchError)
     plt.close("all")
+
+
+def test_every_public_plot_function_is_checked() -> None:
+    import importlib
+    import inspect
+    import pkgutil
+
+    import workbench.plots as plots
+
+    unchecked = []
+    for info in pkgutil.iter_modules(plots.__path__):
+        mod = importlib.import_module(f"workbench.plots.{info.name}")
+        for name, fn in inspect.getmembers(mod, inspect.isfunction):
+            if name.startswith("plot_") and fn.__module__ == mod.__name__ and \
+                    not getattr(fn, "__workbench_checked__", False):
+                unchecked.append(f"{info.name}.{name}")
+    assert unchecked == []

@@ -6,7 +6,8 @@ entries) whose boxes overlap, every text that leaves the figure, and every
 legend that covers plotted data. :func:`checked` wraps a ``plot_*``
 function so that, when ``WORKBENCH_CHECK_FIGURES=1`` (set by the test suite),
 each figure it draws is checked on return and a :class:`FigureLayoutError`
-names the problems.
+names the problems. Whatever the setting, titles wider than their Axes are
+wrapped (:func:`wrap_titles`).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import WorkbenchError
 
-__all__ = ["FigureLayoutError", "checked", "layout_problems"]
+__all__ = ["FigureLayoutError", "checked", "layout_problems", "wrap_titles"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -69,7 +70,10 @@ def layout_problems(fig: Any) -> list[str]:
     texts = _drawn_texts(fig)
     renderer = fig.canvas.get_renderer()
     fig_box = fig.bbox
-    boxes = [(t, _shrunk(t.get_window_extent(renderer))) for t in texts]
+    from matplotlib.text import Text
+
+    # the text alone: an annotation's extent would include its arrow back to the point
+    boxes = [(t, _shrunk(Text.get_window_extent(t, renderer))) for t in texts]
     problems: list[str] = []
     for t, bb in boxes:
         if bb.x0 < fig_box.x0 - SLACK_PX or bb.y0 < fig_box.y0 - SLACK_PX or \
@@ -110,7 +114,9 @@ def _legends_over_data(fig: Any, renderer: Any) -> list[str]:
                 continue
             xy = xy[np.isfinite(xy).all(axis=1)]
             pts = artist.get_transform().transform(xy) if len(xy) else xy
-            inside = ((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))
+            area = ax.bbox  # only points drawn inside the Axes can be hidden
+            shown = ((pts[:, 0] >= area.x0) & (pts[:, 0] <= area.x1) & (pts[:, 1] >= area.y0) & (pts[:, 1] <= area.y1))
+            inside = shown & ((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))
             hidden += int(inside.sum())
         if hidden:
             out.append(f"the legend of {_label(ax.title) if ax.get_title() else 'an Axes'} hides {hidden} plotted point(s)")
@@ -123,8 +129,10 @@ def checked(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         result = func(*args, **kwargs)
+        fig = _figure_of(result)
+        if fig is not None:
+            wrap_titles(fig)
         if os.environ.get("WORKBENCH_CHECK_FIGURES") == "1":
-            fig = _figure_of(result)
             if fig is not None:
                 problems = layout_problems(fig)
                 if problems:
@@ -133,6 +141,27 @@ def checked(func: F) -> F:
 
     wrapper.__workbench_checked__ = True  # type: ignore[attr-defined]
     return cast(F, wrapper)
+
+
+def wrap_titles(fig: Any) -> None:
+    """Break every Axes title that is wider than its Axes onto more lines (at word boundaries)."""
+    import textwrap
+
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        title = ax.title
+        text = title.get_text()
+        if not text or not ax.get_visible():
+            continue
+        width = title.get_window_extent(renderer).width
+        room = ax.get_window_extent(renderer).width
+        if width <= room or width == 0:
+            continue
+        lines = text.split("\n")
+        chars = max(len(line) for line in lines)
+        per_line = max(12, int(chars * room / width * 0.95))
+        title.set_text("\n".join(textwrap.fill(line, per_line) for line in lines))
 
 
 def _figure_of(result: Any) -> Any:

@@ -15,7 +15,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from .. import _moved
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes
 
 if TYPE_CHECKING:
     from ..counters.analysis import NodePrediction, Reconciliation
@@ -34,6 +35,7 @@ __all__ = [
 MIB = 2**20
 
 
+@checked
 def plot_interface_bytes(ratios: pd.DataFrame, ax: Axes | None = None, what: str = "cumulative") -> Axes:
     """Private (storage) vs public (client) received bytes per host, log scale, ratio on top.
 
@@ -52,10 +54,11 @@ def plot_interface_bytes(ratios: pd.DataFrame, ax: Axes | None = None, what: str
     ax.set_ylim(lo, hi * 2.0)
     ax.set_ylabel("received, GiB (log)")
     ax.set_title(f"Private (storage) vs public (client) received bytes per host ({what})")
-    ax.legend()
+    legend_outside(ax)
     return ax
 
 
+@checked
 def plot_rates_over_time(d: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
     """Rate per host over time (MiB/s) from delta rows of one counter; resets marked with ×."""
     ax = new_axes(ax)
@@ -73,10 +76,11 @@ def plot_rates_over_time(d: pd.DataFrame, ax: Axes | None = None, title: str = "
     ax.set_xlabel("minutes since the first snapshot")
     ax.set_ylabel("read rate, MiB/s (log)")
     ax.set_title(title or "Per-interval rate of the anchor counter")
-    ax.legend(fontsize=7, ncol=2)
+    legend_outside(ax, fontsize=7, ncol=2)
     return ax
 
 
+@checked
 def plot_demand_vs_fetch(dvf: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Demand vs fetched bytes per file (log-log), coloured by cache-hit %; the line is fetch = demand.
 
@@ -104,10 +108,11 @@ def plot_demand_vs_fetch(dvf: pd.DataFrame, ax: Axes | None = None) -> Axes:
                                     big["fetched_bytes"].to_numpy(float), strict=True):
         ax.annotate(str(key).rsplit("/", 1)[-1], (demand / 1024, max(fetched, 1024) / 1024),
                     fontsize=8, xytext=(-60, 10), textcoords="offset points", arrowprops={"arrowstyle": "-"})
-    ax.legend(loc="upper left")
+    legend_outside(ax)
     return ax
 
 
+@checked
 def plot_size_histogram(hists: pd.DataFrame, map_name: str, ax: Axes | None = None, unit: str = "bytes") -> Axes:
     """A bpftrace histogram (one map) as bars over log2 buckets."""
     ax = new_axes(ax)
@@ -134,6 +139,7 @@ def _fmt_bytes(v: float) -> str:
     return f"{v:g} B"
 
 
+@checked
 def plot_attribution(table: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
     """Share of fetched bytes per category (horizontal bars), titled as a hypothesis."""
     ax = new_axes(ax, figsize=(7.5, 3.5))
@@ -146,6 +152,7 @@ def plot_attribution(table: pd.DataFrame, ax: Axes | None = None, title: str = "
     return ax
 
 
+@checked
 def plot_node_rates(pred: NodePrediction, ax: Axes | None = None) -> Axes:
     """Read rate vs request rate per node, coloured by the attribute; arrows to the predicted rate.
 
@@ -170,10 +177,11 @@ def plot_node_rates(pred: NodePrediction, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("requests/s")
     ax.set_ylabel("CephFS read rate, MiB/s (log)")
     ax.set_title(f"Read rate vs request rate per node, by {pred.attribute} (arrows: prediction)")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_reconciliation(rec: Reconciliation, ax: Axes | None = None) -> Axes:
     """Each instrument's ratio to the anchor (log scale) with the tolerance band.
 
@@ -192,10 +200,11 @@ def plot_reconciliation(rec: Reconciliation, ax: Axes | None = None) -> Axes:
     ax.set_xlim(min(0.01, t["ratio_to_anchor"].min() / 2), 20)
     ax.set_xlabel(f"bytes ÷ anchor ({rec.anchor}), log")
     ax.set_title("Instruments against the anchor: red disagrees")
-    ax.legend(loc="lower right", fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Pages pulled per tiny read by advice, split by file kind and position."""
     ax = new_axes(ax)
@@ -209,7 +218,7 @@ def plot_probe_pages(breakdown: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xticks(x, piv.index)
     ax.set_ylabel("pages pulled into the page cache per read")
     ax.set_title("Pages pulled into the page cache per tiny read, by fadvise advice")
-    ax.legend(title="posix_fadvise")
+    legend_outside(ax, title="posix_fadvise")
     return ax
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .. import readable
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["plot_counter_rates", "plot_latency_view"]
 
 
+@checked
 def plot_latency_view(samples_s: Mapping[str, np.ndarray], modes: Sequence[Mode] = (), threshold_s: float | None = None,
                       marks_s: Mapping[str, float] | None = None, ax: Axes | None = None, title: str = "") -> Axes:
     """Latency histograms on a log axis, one step line per condition; modes, the threshold and percentiles marked.
@@ -45,10 +47,11 @@ def plot_latency_view(samples_s: Mapping[str, np.ndarray], modes: Sequence[Mode]
     ax.set_xlabel("latency (ms, log)")
     ax.set_ylabel("requests per bin")
     ax.set_title(title or "Latency distribution")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_counter_rates(deltas: pd.DataFrame, unit: str = "", ax: Axes | None = None, title: str = "") -> Axes:
     """Per-interval rate of one counter, one step line per host (resets and wraps marked ×)."""
     ax = new_axes(ax, figsize=(9, 4.2))
@@ -67,5 +70,5 @@ def plot_counter_rates(deltas: pd.DataFrame, unit: str = "", ax: Axes | None = N
     ax.set_ylabel(f"rate ({unit or 'units'} per second)")
     ax.set_title(title or "Counter rate per interval")
     if len(deltas):
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        legend_outside(ax, fontsize=8)
     return ax

@@ -14,7 +14,8 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from ..latency.analysis import quantile_column
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes
 
 if TYPE_CHECKING:
     from ..stats import Mode
@@ -29,10 +30,7 @@ def _plain_ticks(ax: Axes, *axes: str) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def _legend_outside(ax: Axes) -> None:
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-
-
+@checked
 def plot_rate_sweep(summary: pd.DataFrame, qs: Sequence[float] = (50, 99), ax: Axes | None = None,
                     label: str = "", threshold_s: float | None = None, title: str | None = None) -> Axes:
     """Percentiles (ms, with CI bars) against offered rate (log-log); unsustained rates hollow.
@@ -62,10 +60,11 @@ def plot_rate_sweep(summary: pd.DataFrame, qs: Sequence[float] = (50, 99), ax: A
     ax.set_ylabel("latency from scheduled send (ms)")
     _plain_ticks(ax, "x", "y")
     ax.set_title(title or "Latency percentiles against offered rate (95 % CI; hollow = rate not sustained)")
-    ax.legend(fontsize="small", title="hollow: not sustained", title_fontsize="x-small")
+    legend_outside(ax, fontsize="small", title="hollow: not sustained", title_fontsize="x-small")
     return ax
 
 
+@checked
 def plot_over_threshold(summary: pd.DataFrame, threshold_s: float, ax: Axes | None = None,
                         label: str = "", title: str | None = None) -> Axes:
     """Requests over the threshold per second against offered rate, with the fraction annotated."""
@@ -85,10 +84,11 @@ def plot_over_threshold(summary: pd.DataFrame, threshold_s: float, ax: Axes | No
     ax.set_xlabel("offered rate (requests/s)")
     ax.set_ylabel(f"requests over {threshold_s * 1e3:g} ms per second")
     ax.set_title(title or f"Requests slower than {threshold_s * 1e3:g} ms, per second (label: share of requests)")
-    ax.legend(fontsize="small")
+    legend_outside(ax, fontsize="small")
     return ax
 
 
+@checked
 def plot_quantised_histogram(values_s: Mapping[str, np.ndarray] | np.ndarray, modes: Sequence[Mode] = (),
                              quantum_s: float | None = None, ax: Axes | None = None, bin_ms: float = 1.0,
                              title: str | None = None) -> Axes:
@@ -118,10 +118,11 @@ def plot_quantised_histogram(values_s: Mapping[str, np.ndarray] | np.ndarray, mo
     ax.set_xlabel("latency from scheduled send (ms)")
     ax.set_ylabel("requests per bin (log)")
     ax.set_title(title or f"Latency distribution, {bin_ms:g} ms bins{sub}")
-    _legend_outside(ax)
+    legend_outside(ax, fontsize="small")
     return ax
 
 
+@checked
 def plot_conditions(summaries: Mapping[str, pd.DataFrame], q: float = 99, ax: Axes | None = None,
                     threshold_s: float | None = None, title: str | None = None) -> Axes:
     """One percentile against offered rate for several conditions (log-log, CI bars)."""
@@ -141,10 +142,11 @@ def plot_conditions(summaries: Mapping[str, pd.DataFrame], q: float = 99, ax: Ax
     ax.set_ylabel(f"p{q:g} latency (ms)")
     _plain_ticks(ax, "x", "y")
     ax.set_title(title or f"p{q:g} against offered rate per condition (95 % CI)")
-    _legend_outside(ax)
+    legend_outside(ax, fontsize="small")
     return ax
 
 
+@checked
 def plot_bisection(steps: pd.DataFrame, threshold_s: float, q: float = 90, ax: Axes | None = None,
                    title: str | None = None) -> Axes:
     """Bars of each bisection trial's percentile (ms), red when it regressed, threshold line.
@@ -167,5 +169,5 @@ def plot_bisection(steps: pd.DataFrame, threshold_s: float, q: float = 90, ax: A
     _plain_ticks(ax, "x")
     ax.set_xlabel(f"p{q:g} latency of the trial (ms)")
     ax.set_title(title or "Removing socket options one at a time, cumulatively\n(red: the stall came back, so that option is put back)")
-    ax.legend(fontsize="small", loc="lower right")
+    legend_outside(ax, fontsize="small")
     return ax

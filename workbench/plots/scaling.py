@@ -18,7 +18,8 @@ from matplotlib.colors import LogNorm
 from matplotlib.patches import Rectangle
 
 from .. import _moved
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes
 
 if TYPE_CHECKING:
     from ..models.scaling import PowerLawFit, USLFit
@@ -59,6 +60,7 @@ def _color(it: Hashable) -> str:
     return ITERATION_COLORS.get(i, _MORE_COLORS[i % len(_MORE_COLORS)])
 
 
+@checked
 def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = None, resolution_s: float = 0.001,
                  vmin_s: float = 0.0005, vmax_s: float | None = None) -> Axes:
     """Heatmap of ``time_s`` over banks × clients per bank for one iteration (log colour scale).
@@ -93,6 +95,7 @@ def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = Non
     return ax
 
 
+@checked
 def plot_loglog_fits(times: pd.DataFrame, fits: Mapping[int, PowerLawFit], lines: pd.DataFrame, ax: Axes | None = None,
                 work_col: str = "transfers", time_col: str = "time_s", resolution_s: float | None = 0.001,
                 title: str = "Time against transfers, log-log, with fitted power laws") -> Axes:
@@ -135,10 +138,11 @@ def plot_loglog_fits(times: pd.DataFrame, fits: Mapping[int, PowerLawFit], lines
     ax.set_xlabel("transfers = clients × (clients − 1)")
     ax.set_ylabel("wall time, s")
     ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper left")
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Heatmap of per-cell speed-ups (from :func:`~workbench.models.scaling.speedups`), each
     annotated with its rounding interval; undefined cells (zero denominator) are hatched."""
@@ -171,6 +175,7 @@ def plot_speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | 
     return ax
 
 
+@checked
 def plot_ratio_intervals(sp: pd.DataFrame, min_time_s: float, ax: Axes | None = None,
                     label: str = "time(2) / time(3)") -> Axes:
     """Per-cell ratio against transfers with its rounding interval; cells where both times
@@ -192,10 +197,11 @@ def plot_ratio_intervals(sp: pd.DataFrame, min_time_s: float, ax: Axes | None = 
     ax.set_xlabel("transfers")
     ax.set_ylabel(f"{label}, × (log scale)")
     ax.set_title(f"Per-cell {label} with its rounding interval")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_usl(thr: pd.DataFrame, curves: pd.DataFrame, fits: Mapping[int, USLFit], ax: Axes | None = None) -> Axes:
     """Throughput against cores per iteration (log y) with the fitted USL curves; the legend
     gives σ, κ and N* of each fit.
@@ -218,10 +224,11 @@ def plot_usl(thr: pd.DataFrame, curves: pd.DataFrame, fits: Mapping[int, USLFit]
     ax.set_xlabel("cores allocated (as published)")
     ax.set_ylabel("throughput, transfers/s (log scale)")
     ax.set_title("Cores table read as a fixed demand (6320 transfers): throughput and USL fits")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_demand_predictions(pred: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Cores-table times (points) against the grid power law's predictions under the two
     readings (:func:`~workbench.models.scaling.demand_predictions`): dashed = fixed
@@ -238,10 +245,11 @@ def plot_demand_predictions(pred: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("cores allocated (as published)")
     ax.set_ylabel("wall time, s (log scale)")
     ax.set_title("Which demand did the cores table run?")
-    ax.legend(fontsize=8, loc="lower right")
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_loc_bars(loc: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Stacked bars of non-empty lines of code per actor, one bar per iteration."""
     ax = new_axes(ax, figsize=(6.5, 4))
@@ -262,10 +270,11 @@ def plot_loc_bars(loc: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("non-empty lines of code")
     ax.set_ylim(0, bottom.max() * 1.15)
     ax.set_title("Lines of code per actor")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="actor")
+    legend_outside(ax, fontsize=8, title="actor")
     return ax
 
 
+@checked
 def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axes | None = None,
                     ylabel: str = "work of the busiest actor of the kind", title: str | None = None) -> Axes:
     """Grouped bars: per iteration, the ``metric`` of the busiest actor of each kind
@@ -287,7 +296,7 @@ def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axe
     ax.set_xticks(np.arange(len(its)), [f"iteration {i}" for i in its])
     ax.set_ylabel(f"{ylabel} (log scale)")
     ax.set_title(title or f"Busiest actor of each kind: {metric}")
-    ax.legend(fontsize=8, ncol=len(kinds), loc="upper right")
+    legend_outside(ax, fontsize=8, ncol=len(kinds))
     return ax
 
 
@@ -295,6 +304,7 @@ def plot_busiest_by_kind(shares: pd.DataFrame, metric: str = "max_work", ax: Axe
 __getattr__ = _moved.forward(__name__)  # old names of 0.1, one release
 
 
+@checked
 def plot_cell_bottlenecks(cells: pd.DataFrame, iteration: int, ax: Axes | None = None) -> Axes:
     """Grid of banks × clients per bank for one iteration, each cell coloured by its bottleneck kind
     (from :func:`workbench.models.scaling.cell_bottlenecks`); unsettled cells are hatched and say so."""

@@ -12,7 +12,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes, place_labels
 
 if TYPE_CHECKING:
     from ..latency.series import ChangePoints
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 
+@checked
 def plot_call_sequence(latency_s: Sequence[float], ax: Axes | None = None, title: str = "") -> Axes:
     """Latency of consecutive calls (ms) against call number."""
     ax = new_axes(ax)
@@ -44,6 +46,7 @@ def plot_call_sequence(latency_s: Sequence[float], ax: Axes | None = None, title
     return ax
 
 
+@checked
 def plot_latency_histogram(latency_s: Sequence[float], modes: Sequence[Mode] = (), ax: Axes | None = None,
                            title: str = "", bins_per_decade: int = 25) -> Axes:
     """Histogram of latency on log bins with the found modes marked (modes in ms).
@@ -58,16 +61,19 @@ def plot_latency_histogram(latency_s: Sequence[float], modes: Sequence[Mode] = (
     ax.hist(x, bins=cast("Sequence[float]", edges), color="#4a7bb7", alpha=0.85, label=f"calls (n={x.size})")
     for k, m in enumerate(modes):
         ax.axvline(m.location, color="#d62728", ls="--", lw=1, label="modes" if k == 0 else None)
-        ax.annotate(f"{m.location:.0f} ms\n(n={m.count})", (m.location, ax.get_ylim()[1] * 0.9),
-                    ha="center", va="top", fontsize=8, color="#d62728")
     ax.set_xscale("log")
     ax.set_xlabel("latency (ms, log scale)")
     ax.set_ylabel("calls")
     ax.set_title(title or "Latency histogram")
-    ax.legend(loc="upper center")
+    legend_outside(ax)
+    top = ax.get_ylim()[1]
+    ax.set_ylim(0, top * 1.6)  # room above the bars for the mode labels
+    place_labels(ax, [(m.location, top, f"{m.location:.0f} ms\n(n={m.count})")
+                      for m in sorted(modes, key=lambda m: m.location)], color="#d62728", boxed=True)
     return ax
 
 
+@checked
 def plot_long_run(rolling: pd.DataFrame, change: ChangePoints | None = None, ax: Axes | None = None,
                   baseline_s: Sequence[float] | None = None, title: str = "") -> Axes:
     """A long latency series: raw calls, rolling percentiles, change-point segments and an optional baseline.
@@ -95,10 +101,11 @@ def plot_long_run(rolling: pd.DataFrame, change: ChangePoints | None = None, ax:
     ax.set_xlabel("hours since the first call")
     ax.set_ylabel("latency (ms)")
     ax.set_title(title or "Long-run series")
-    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    legend_outside(ax, fontsize=8, ncol=2)
     return ax
 
 
+@checked
 def plot_baseline(calls: pd.DataFrame, baseline: pd.DataFrame, ax: Axes | None = None, title: str = "") -> Axes:
     """Calls and the network baseline over the same time (ms, log scale)."""
     ax = new_axes(ax, figsize=(10, 4.2))
@@ -111,10 +118,11 @@ def plot_baseline(calls: pd.DataFrame, baseline: pd.DataFrame, ax: Axes | None =
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("latency (ms, log scale)")
     ax.set_title(title or "Calls against the network baseline")
-    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.62))
+    legend_outside(ax)
     return ax
 
 
+@checked
 def plot_duration_histogram(hist: pd.DataFrame, peaks: Sequence[DurationPeak] = (),
                             syscalls: Sequence[str] | None = None,
                             ax: Axes | None = None, title: str = "", min_s: float = 1e-6) -> Axes:
@@ -135,18 +143,19 @@ def plot_duration_histogram(hist: pd.DataFrame, peaks: Sequence[DurationPeak] = 
     ax.set_yscale("symlog", linthresh=1)
     ymax = max(1.0, float(hist["count"].max()))
     ax.set_ylim(0, ymax * 60)
-    for k, p in enumerate(sorted(peaks, key=lambda q: q.location_s)):
+    ordered = sorted(peaks, key=lambda q: q.location_s)
+    for p in ordered:
         ax.axvline(1e3 * p.location_s, color="k", ls=":", lw=1)
-        ax.annotate(f"{1e3 * p.location_s:.0f} ms\n×{p.count}", (1e3 * p.location_s, ymax * (1.6 + 4.5 * (k % 3))),
-                    ha="center", va="bottom", fontsize=7,
-                    bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "0.7", "alpha": 0.9})
     ax.set_xlabel("syscall duration (ms, log bins; shorter calls counted in the first bin)")
     ax.set_ylabel("calls per bin (symlog)")
     ax.set_title(title or "Syscall durations")
-    ax.legend(fontsize=8, ncol=1, loc="upper left")
+    legend_outside(ax, fontsize=8)
+    place_labels(ax, [(1e3 * p.location_s, ymax * 1.6, f"{1e3 * p.location_s:.0f} ms\n×{p.count}") for p in ordered],
+                 fontsize=7, boxed=True)
     return ax
 
 
+@checked
 def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") -> Axes:
     """P(step is slow) against mean step duration, with Wilson intervals and the fitted line.
 
@@ -156,9 +165,8 @@ def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") 
     t = result.steps
     yerr = np.clip(np.vstack([t["p_slow"] - t["p_slow_low"], t["p_slow_high"] - t["p_slow"]]), 0, None)
     ax.errorbar(t["mean_ms"], t["p_slow"], yerr=yerr, fmt="o", capsize=3, label="steps (95 % Wilson interval)")
-    for _, r in t.iterrows():
-        ax.annotate(str(int(r["step"])), (r["mean_ms"], r["p_slow"]), xytext=(4, 4), textcoords="offset points",
-                    fontsize=8)
+    place_labels(ax, [(float(r["mean_ms"]), float(r["p_slow"]), str(int(r["step"]))) for _, r in t.iterrows()],
+                 fontsize=7, color="0.3")
     if np.isfinite(result.slope_per_ms):
         xs = np.linspace(0, t["mean_ms"].max() * 1.05, 50)
         ax.plot(xs, result.intercept + result.slope_per_ms * xs, "r-",
@@ -166,10 +174,11 @@ def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") 
     ax.set_xlabel("mean step duration (ms)")
     ax.set_ylabel(f"P(step slower than median + {result.slow_excess_ms:g} ms)")
     ax.set_title(title or f"Global-stall test: {result.verdict}")
-    ax.legend(loc="upper left")
+    legend_outside(ax)
     return ax
 
 
+@checked
 def plot_phase_split(per_request: pd.DataFrame, phases: Sequence[str], ax: Axes | None = None,
                      title: str = "") -> Axes:
     """Per-request time in each phase (ms) in request order, stacked; slow requests stand out."""
@@ -183,10 +192,11 @@ def plot_phase_split(per_request: pd.DataFrame, phases: Sequence[str], ax: Axes 
     ax.set_xlabel("request (in order)")
     ax.set_ylabel("time (ms)")
     ax.set_title(title or "Where each request spends its time")
-    ax.legend(loc="upper right")
+    legend_outside(ax)
     return ax
 
 
+@checked
 def plot_uptime(uptime_s: Sequence[float], latency_s: Sequence[float], groups: Sequence[Hashable] | None = None,
                 ax: Axes | None = None, title: str = "") -> Axes:
     """Request latency (ms) against the serving process's uptime (s), coloured by process."""
@@ -199,13 +209,14 @@ def plot_uptime(uptime_s: Sequence[float], latency_s: Sequence[float], groups: S
         g = np.asarray(groups)
         for k in np.unique(g):
             ax.plot(u[g == k], y[g == k], "o", ms=3, label=f"process {k}")
-        ax.legend(loc="upper right")
+        legend_outside(ax)
     ax.set_xlabel("process uptime at request start (s)")
     ax.set_ylabel("request time (ms)")
     ax.set_title(title or "Request time against process uptime")
     return ax
 
 
+@checked
 def plot_ab_blocks(frame: pd.DataFrame, colours: Mapping[str, str] | None = None, ax: Axes | None = None,
                    title: str = "") -> Axes:
     """Latency per request over time, coloured by condition, for an A/B run in blocks (ms, log scale)."""
@@ -221,5 +232,5 @@ def plot_ab_blocks(frame: pd.DataFrame, colours: Mapping[str, str] | None = None
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("request latency (ms, log scale)")
     ax.set_title(title or "A/B in alternating blocks")
-    ax.legend(loc="upper right")
+    legend_outside(ax)
     return ax

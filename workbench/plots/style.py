@@ -1,8 +1,12 @@
 """Shared figure defaults so every notebook's plots read the same way."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.text import Text
 
 
 def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (7.5, 4.5)) -> Axes:
@@ -11,3 +15,52 @@ def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (7.5, 4.5)) 
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsize: float = 8,
+                 color: str = "black", boxed: bool = False, pad_px: float = 2.0) -> list[Text]:
+    """Write each ``(x, y, text)`` label (data coordinates) where it overlaps no label placed before it.
+
+    A label that would collide is moved up by its own height (then down, then further) until it is
+    free, with a thin line back to its point. Call it last, once the Axes has its limits, scales and
+    legend: the layout is computed once before the labels are measured.
+    """
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    placed: list[Any] = []
+    out: list[Text] = []
+    box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "0.7", "alpha": 0.9} if boxed else None
+    line = {"arrowstyle": "-", "color": "0.6", "lw": 0.6, "shrinkA": 0, "shrinkB": 0}
+    for x, y, text in items:
+        t = ax.annotate(text, (x, y), xytext=(0, 4), textcoords="offset points", ha="center", va="bottom",
+                        fontsize=fontsize, color=color, bbox=box, annotation_clip=False, arrowprops=line)
+        t.set_in_layout(False)
+        t.update_positions(renderer)
+        height_pt = (Text.get_window_extent(t, renderer).height + pad_px) * 72 / fig.dpi
+        for step in (0, 1, -1, 2, -2, 3, 4, 5, 6):
+            t.xyann = (0, 4 + step * height_pt)
+            t.update_positions(renderer)
+            bb = Text.get_window_extent(t, renderer)  # the text alone, not its line back to the point
+            if not any(bb.overlaps(o) for o in placed):
+                break
+        placed.append(Text.get_window_extent(t, renderer).padded(pad_px))
+        out.append(t)
+    return out
+
+
+#: legend entries are wrapped to this many characters a line, so an outside legend stays in the figure
+LEGEND_CHARS = 30
+
+
+def legend_outside(ax: Axes, **kw: Any) -> None:
+    """The legend to the right of the Axes, where it hides no data; long entries wrapped."""
+    import textwrap
+
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    labels = [textwrap.fill(label, LEGEND_CHARS) for label in labels]
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+              **{"fontsize": "small", **kw})

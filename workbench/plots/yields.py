@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from .style import new_axes
+from .check import checked
+from .style import legend_outside, new_axes
 
 if TYPE_CHECKING:
     from ..models.yields import DurationFit, YieldsFit
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 _MODE_STYLE: dict[str, dict[str, Any]] = {"yielding": dict(color="#c0392b", marker="o"), "offloaded": dict(color="#2471a3", marker="s")}
 
 
+@checked
 def plot_duration_fit(fit: DurationFit, band: pd.DataFrame, frame: pd.DataFrame | None = None,
                       ax: Axes | None = None, title: str | None = None) -> Axes:
     """Duration vs yields × loop lag: points, fitted line, confidence and prediction bands.
@@ -38,10 +40,11 @@ def plot_duration_fit(fit: DurationFit, band: pd.DataFrame, frame: pd.DataFrame 
     ax.set_xlabel("yields × mean loop-pass time (ms)")
     ax.set_ylabel("save duration (ms)")
     ax.set_title(title or "Save duration is yields × loop-pass time")
-    ax.legend(fontsize=8, loc="upper left")
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_residuals(fit: DurationFit, ax: Axes | None = None) -> Axes:
     """Residuals of a duration fit against yields × lag, with ± residual SD."""
     ax = new_axes(ax, figsize=(7.5, 2.8))
@@ -53,10 +56,11 @@ def plot_residuals(fit: DurationFit, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("yields × mean loop-pass time (ms)")
     ax.set_ylabel("residual (ms)")
     ax.set_title("Residuals of the duration fit")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_yields_fit(fit: YieldsFit, sections_grid: np.ndarray, ax: Axes | None = None) -> Axes:
     """Yields vs config sections: points and the fitted line over ``sections_grid``."""
     ax = new_axes(ax, figsize=(6.5, 4))
@@ -67,10 +71,11 @@ def plot_yields_fit(fit: YieldsFit, sections_grid: np.ndarray, ax: Axes | None =
     ax.set_xlabel("config sections")
     ax.set_ylabel("yields during prepare (count)")
     ax.set_title("Yields grow linearly with the number of sections")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_prediction_grid(grid: pd.DataFrame, timeout_ms: float, ax: Axes | None = None) -> Axes:
     """Predicted duration vs loop lag, one line per section count, with the timeout marked.
 
@@ -85,10 +90,11 @@ def plot_prediction_grid(grid: pd.DataFrame, timeout_ms: float, ax: Axes | None 
     ax.set_xlabel("mean loop-pass time on the instance (ms)")
     ax.set_ylabel("predicted save duration (ms)")
     ax.set_title("Predicted save duration")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_risk_curve(curve: pd.DataFrame, timeout_ms: float, n_instances: int, sigma: float,
                     ax: Axes | None = None) -> Axes:
     """P(slowest of N saves > timeout) vs median loop lag, one band per section count.
@@ -105,10 +111,11 @@ def plot_risk_curve(curve: pd.DataFrame, timeout_ms: float, n_instances: int, si
     ax.set_ylabel("P(slowest save > timeout)")
     ax.set_title(f"Risk that a config apply times out: slowest of {n_instances} instances, "
                  f"timeout {timeout_ms / 1e3:g} s, lag spread σ = {sigma:g}", fontsize=10)
-    ax.legend(fontsize=8, title="bands: fit uncertainty", title_fontsize=8)
+    legend_outside(ax, fontsize=8, title="bands: fit uncertainty", title_fontsize=8)
     return ax
 
 
+@checked
 def plot_lab_fit(capture: pd.DataFrame, fit: DurationFit, band: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Yielding saves' duration vs yields × loop lag (the fit's own points), coloured by sections, with the fit.
 
@@ -125,10 +132,11 @@ def plot_lab_fit(capture: pd.DataFrame, fit: DurationFit, band: pd.DataFrame, ax
     ax.set_xlabel("yields × measured mean loop-pass time (ms)")
     ax.set_ylabel("save duration (ms)")
     ax.set_title("Reproduction on an event loop: yielding save")
-    ax.legend(fontsize=8, loc="upper left")
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_offload(summary: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Median save duration vs sections × measured lag for both modes (log y).
 
@@ -145,10 +153,11 @@ def plot_offload(summary: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("sections × measured mean loop-pass time (section·ms, log)")
     ax.set_ylabel("median save duration (ms, log)")
     ax.set_title("Yielding and offloaded saves against sections × loop lag")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_lag_check(capture: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Measured mean loop-pass time vs the hog's configured spin, per mode."""
     ax = new_axes(ax, figsize=(6, 4))
@@ -160,10 +169,11 @@ def plot_lag_check(capture: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("hog busy-spin per pass (ms)")
     ax.set_ylabel("measured mean loop-pass time (ms)")
     ax.set_title("The probe measures the load the hogs create")
-    ax.legend(fontsize=8)
+    legend_outside(ax, fontsize=8)
     return ax
 
 
+@checked
 def plot_offload_bars(summary: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Median duration per section count at the heaviest hog, yielding vs offloaded bars (log y).
 
@@ -184,5 +194,5 @@ def plot_offload_bars(summary: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_xlabel(f"config sections (hog {hog:g} ms per pass)")
     ax.set_ylabel("median save duration (ms, log)")
     ax.set_title("Heaviest load: yielding vs offloaded save")
-    ax.legend(fontsize=8, loc="upper left")
+    legend_outside(ax, fontsize=8)
     return ax
