@@ -241,10 +241,10 @@ def test_read_runs_errors_name_what_is_wrong(tmp_path: Path) -> None:
         read_runs(empty)
     hgrm = tmp_path / "x.hgrm"
     hgrm.write_text("       Value     Percentile TotalCount 1/(1-Percentile)\n\n"
-                    "       1.000 0.000000000000          1           1.00\n"
-                    "       2.000 1.000000000000          2\n"
-                    "#[Mean    =        1.500, StdDeviation   =        0.500]\n"
-                    "#[Max     =        2.000, Total count    =            2]\n"
+                    "       1.250 0.000000000000          1           1.00\n"
+                    "       2.500 1.000000000000          2\n"
+                    "#[Mean    =        1.875, StdDeviation   =        0.625]\n"
+                    "#[Max     =        2.500, Total count    =            2]\n"
                     "#[Buckets =           27, SubBuckets     =         2048]\n")
     with pytest.raises(SchemaError, match="needs raw samples"):
         read_runs(hgrm)

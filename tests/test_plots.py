@@ -23,7 +23,7 @@ from workbench.plots import stalls as pst  # noqa: E402
 
 PLOT_MODULES = [importlib.import_module(f"workbench.plots.{m.name}")
                 for m in pkgutil.iter_modules(plots_pkg.__path__)
-                if not m.name.startswith("_") and m.name != "style"]
+                if not m.name.startswith("_") and m.name not in ("style", "check")]
 
 OLD_NAMES = {
     pc: {"interface_bytes": "plot_interface_bytes", "rates_over_time": "plot_rates_over_time",

@@ -42,10 +42,11 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
         name = _NAMES.get(h, h)
         if name.endswith("_s") or name == "status_code":
             v = to_float(df[h])
-            bad = v.isna() | (v < 0)
+            bad = v.isna() | (v < 0) | ~np.isfinite(v.fillna(0))
             if name == "status_code":
-                bad |= v.notna() & (v != np.floor(v))
-            bad_reason[bad & bad_reason.eq("")] = f"{h}: expected a non-negative number"
+                bad |= v.notna() & ((v != np.floor(v)) | (v > 999))
+            bad_reason[bad & bad_reason.eq("")] = (f"{h}: expected an HTTP status code (0–999)" if name == "status_code"
+                                                   else f"{h}: expected a finite non-negative number")
             out[name] = v
         else:
             out[name] = df[h]
