@@ -150,6 +150,27 @@ def format_value(value: Any, unit: str | None = None) -> str:
     return readable.value(value, unit)
 
 
+def format_plain(value: Any, unit: str | None = None) -> str:
+    """A finding's value for gates and comparisons: four significant digits, the unit once, no rescaling
+    (``{5: 41, 50: 3} ms``), so the number a rule was checked against is the number shown."""
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        if isinstance(v, dict):
+            try:
+                items = sorted(v.items(), key=lambda kv: float(kv[0]))
+            except (TypeError, ValueError):
+                items = list(v.items())
+            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in items) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(fmt(x) for x in v) + "]"
+        return str(v)
+
+    text = fmt(value)
+    return f"{text} {unit}" if unit else text
+
+
 def is_decision(value: Any) -> bool:
     """True for the summary of a :class:`~workbench.verdicts.Decision` (``verdict``, ``because``, …)."""
     return isinstance(value, dict) and value.get("verdict") in ("yes", "no", "inconclusive") and "because" in value

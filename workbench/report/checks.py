@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputNotFoundError, UsageError
-from ..findings import format_value, is_number, leaves
+from ..findings import format_plain, is_number, leaves
 from .results import NotebookResult
 
 #: the keys a rule may have
@@ -78,7 +78,7 @@ def _toml_text(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, str):
         return f'"{v}"'
-    return format_value(v)
+    return format_plain(v)
 
 
 def read_checks(path: str | Path) -> list[Check]:
@@ -188,7 +188,7 @@ def _apply(c: Check, r: NotebookResult) -> CheckResult:
         return CheckResult(c, r.name, None, "error",
                            f"{label}: unknown finding: {r.name} records no {c.finding!r} (it records: {known})")
     f = r.findings[c.finding]
-    shown = format_value(f.value, f.unit)
+    shown = format_plain(f.value, f.unit)
     if f.value is None:
         return CheckResult(c, r.name, None, "failed", f"{label} = None (not computed), rule {c.describe()}")
     broken: list[str] = []
@@ -203,7 +203,7 @@ def _apply(c: Check, r: NotebookResult) -> CheckResult:
                 return CheckResult(c, r.name, f.value, "error",
                                    f"{label}{path} = {v!r}: rule {bound} = {limit} needs a number")
             if (bound == "min" and v < limit) or (bound == "max" and v > limit):
-                broken.append(f"{bound} = {_toml_text(limit)}" + (f" (element {path} = {format_value(v)})" if path else ""))
+                broken.append(f"{bound} = {_toml_text(limit)}" + (f" (element {path} = {format_plain(v)})" if path else ""))
                 break
     if broken:
         return CheckResult(c, r.name, f.value, "failed", f"{label} = {shown}: breaks {'; '.join(broken)}")

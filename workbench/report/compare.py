@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding, format_value, is_number, leaves
+from ..findings import Finding, format_plain, is_number, leaves
 from .reading import RunReport, read_report
 
 #: layout version of ``workbench compare --json``
@@ -256,7 +256,7 @@ def decide_scalar(before: Any, after: Any, before_ci: tuple[Any, Any] | None, af
 
 
 def _short(value: Any, unit: str | None, width: int = 22) -> str:
-    text = format_value(value, unit) if value is not None else "—"
+    text = format_plain(value, unit) if value is not None else "—"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

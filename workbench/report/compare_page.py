@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from ..findings import format_value
+from ..findings import format_plain
 from .compare import VERDICTS, Comparison, change_text
 from .reading import RunReport
 
@@ -41,9 +41,9 @@ def _link(report: RunReport, notebook: str, out_dir: Path, text: str) -> str:
 
 
 def _value(value: object, unit: str | None, ci: list | None) -> str:
-    text = html.escape("—" if value is None else format_value(value, unit))
+    text = html.escape("—" if value is None else format_plain(value, unit))
     if ci is not None:
-        text += f" <small>CI [{html.escape(format_value(ci[0]))}, {html.escape(format_value(ci[1]))}]</small>"
+        text += f" <small>CI [{html.escape(format_plain(ci[0]))}, {html.escape(format_plain(ci[1]))}]</small>"
     return text
 
 
