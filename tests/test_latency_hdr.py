@@ -5,6 +5,7 @@ import base64
 import io
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +203,28 @@ def test_hgrm_from_a_stream_of_python_bytes_output():
     df = read_latency(io.StringIO(b.getvalue().decode()))
     assert df["cumulative_count"].iloc[-1] == 100
     assert df["latency_s"].max() == pytest.approx(0.1, rel=0.01)
+
+
+def test_numpy_buckets_match_hdrh_recorded_iterator_on_every_test_log() -> None:
+    """The distribution frame is built with numpy; it must equal what hdrh's own iterator walks."""
+    import glob
+    import re
+
+    from workbench.latency._hdr import _decode, recorded
+
+    root = Path(__file__).resolve().parent / "data"
+    compared = 0
+    for f in sorted(glob.glob(str(root / "**" / "*.hlog"), recursive=True)):
+        for line in open(f, errors="replace"):
+            parts = line.strip().split(",")
+            if len(parts) < 4 or not (re.fullmatch(r"[\d.]+", parts[0]) or parts[0].startswith("Tag=")):
+                continue
+            h = _decode(parts[-1])
+            if isinstance(h, str):
+                continue
+            walked = [(item.value_iterated_to, item.count_added_in_this_iter_step)
+                      for item in h.get_recorded_iterator()]
+            values, counts = recorded(h)
+            assert walked == list(zip(values.tolist(), counts.tolist(), strict=True)), f
+            compared += 1
+    assert compared >= 200

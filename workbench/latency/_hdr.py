@@ -123,6 +123,22 @@ def _infer_unit(maxima: list[tuple[float, float]]) -> str | None:
     return None
 
 
+def recorded(h: Histogram) -> tuple[np.ndarray, np.ndarray]:
+    """(value, count) of every non-empty bucket, in value order, as hdrh's recorded iterator gives them
+    (each bucket's highest equivalent value) but computed with numpy over the counts array."""
+    counts = np.ctypeslib.as_array(h.counts)[: h.counts_len].astype(np.int64)
+    index = np.flatnonzero(counts)
+    half_mag, half = h.sub_bucket_half_count_magnitude, h.sub_bucket_half_count
+    bucket = (index >> half_mag) - 1
+    sub = (index & (half - 1)) + half
+    first = bucket < 0
+    sub = np.where(first, sub - half, sub)
+    bucket = np.where(first, 0, bucket)
+    shift = bucket + h.unit_magnitude
+    lowest = sub.astype(np.int64) << shift
+    return ((lowest + (np.int64(1) << shift) - 1).astype(np.float64), counts[index])
+
+
 def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.DataFrame:
     """Read an HdrHistogram interval log; returns a DISTRIBUTION_SCHEMA frame.
 
@@ -209,25 +225,25 @@ def read_hlog(inp: Input, col: Collector, *, unit: str | None = None) -> pd.Data
     cols: dict[str, list[Any]] = {k: [] for k in (
         "latency_s", "count", "cumulative_count", "percentile",
         "interval_start_s", "interval_length_s", "interval_max_s", "tag")}
+    parts: list[pd.DataFrame] = []
+    tags: list[Any] = []
     for _n, tag, ts, length, mx, h in parsed:
-        total = h.get_total_count()
-        for item in h.get_recorded_iterator():
-            c = int(item.count_added_in_this_iter_step)
-            cols["latency_s"].append(item.value_iterated_to * scale)
-            cols["count"].append(c)
-            cols["cumulative_count"].append(int(item.total_count_to_this_value))
-            cols["percentile"].append(100.0 * item.total_count_to_this_value / total)
-            cols["interval_start_s"].append(base + ts)
-            cols["interval_length_s"].append(length)
-            cols["interval_max_s"].append(mx * 1e-3)
-            cols["tag"].append(tag)
+        values, counts = recorded(h)
+        cumulative = np.cumsum(counts)
+        total = int(cumulative[-1]) if len(cumulative) else 0
+        parts.append(pd.DataFrame({
+            "latency_s": values * scale, "count": counts, "cumulative_count": cumulative,
+            "percentile": 100.0 * cumulative / total if total else np.zeros(len(counts)),
+            "interval_start_s": np.full(len(counts), base + ts), "interval_length_s": np.full(len(counts), length),
+            "interval_max_s": np.full(len(counts), mx * 1e-3)}))
+        tags += [tag] * len(counts)
     sig = next((getattr(p[5], "significant_figures", None) for p in parsed), None)
-    frame = pd.DataFrame(cols)
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({k: [] for k in cols})
     for k in ("count", "cumulative_count"):
         frame[k] = frame[k].astype("int64")
     for k in ("latency_s", "percentile", "interval_start_s", "interval_length_s", "interval_max_s"):
         frame[k] = frame[k].astype("float64")
-    frame["tag"] = pd.Series([np.nan if t is None else t for t in cols["tag"]], dtype=object)
+    frame["tag"] = pd.Series([np.nan if t is None else t for t in tags], dtype=object)
     return finish(
         frame, DISTRIBUTION_SCHEMA, "distribution", "hlog", col,
         resolution_s=None,
