@@ -124,9 +124,10 @@ def execute_notebook(
             str(path), str(out_nb), parameters=params, kernel_name="python3",
             cwd=str(run_cwd), progress_bar=False, execution_timeout=timeout_s,
             request_save_on_cell_execute=False,
-            # the kernel listens on 127.0.0.1 only; its start-up notice about unencrypted TCP is noise here
+            # the kernel listens on 127.0.0.1 only: its notice about unencrypted TCP, and the interrupt it logs
+            # when papermill stops it, are noise here
             # figures at twice their displayed size (sharp on any screen and when zoomed)
-            extra_arguments=["--IPKernelApp.log_level=ERROR", "--InlineBackend.figure_formats=retina"],
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL", "--InlineBackend.figure_formats=retina"],
         )
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result
         error = _error_from(exc)
