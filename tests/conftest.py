@@ -54,3 +54,18 @@ def tiny_notebooks(tmp_path: Path) -> Path:
         title="A notebook that fails",
     )
     return d
+
+
+def run_notebook(notebook: Path, tmp_path: Path, params: dict | None = None) -> tuple[dict, dict, str]:
+    """Execute a notebook; return (finding values, finding explanations, the Markdown it displayed)."""
+    import json
+
+    from workbench.report.runner import execute_notebook
+
+    res = execute_notebook(notebook, params or {}, out_dir=tmp_path, render=False)
+    assert res.status == "ok", res.error
+    assert res.ipynb is not None
+    nb = json.loads(Path(res.ipynb).read_text())
+    text = "\n".join("".join(o.get("data", {}).get("text/markdown", "")) for c in nb["cells"]
+                     for o in c.get("outputs", []))
+    return ({k: v.value for k, v in res.findings.items()}, {k: v.explain or "" for k, v in res.findings.items()}, text)

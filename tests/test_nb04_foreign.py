@@ -8,27 +8,18 @@
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from workbench.report import execute_notebook
-
-from .conftest import NOTEBOOKS, ROOT
+from .conftest import NOTEBOOKS, ROOT, run_notebook
 
 NB = NOTEBOOKS / "04_event_loop_yields.ipynb"
 DATA = ROOT / "tests" / "data" / "nb04"
 
 
 def _execute(tmp_path: Path, params: dict) -> tuple[dict, dict, str]:
-    res = execute_notebook(NB, params, out_dir=tmp_path, render=False)
-    assert res.status == "ok", res.error
-    assert res.ipynb is not None
-    nb = json.loads(Path(res.ipynb).read_text())
-    text = "\n".join("".join(o.get("data", {}).get("text/markdown", "")) for c in nb["cells"]
-                     for o in c.get("outputs", []))
-    return ({k: v.value for k, v in res.findings.items()}, {k: v.explain or "" for k, v in res.findings.items()}, text)
+    return run_notebook(NB, tmp_path, params)
 
 
 @pytest.mark.slow

@@ -1,27 +1,17 @@
 """Notebook 04 (event-loop yields) runs on its bundled data and concludes what the data say."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from workbench.report import execute_notebook
-
-from .conftest import NOTEBOOKS
+from .conftest import NOTEBOOKS, run_notebook
 
 NB = NOTEBOOKS / "04_event_loop_yields.ipynb"
 
 
 def _execute(tmp_path: Path, params: dict | None = None) -> tuple[dict, dict, str]:
-    """Run the notebook; return (finding values, finding explanations, the Markdown it displayed)."""
-    res = execute_notebook(NB, params or {}, out_dir=tmp_path, render=False)
-    assert res.status == "ok", res.error
-    assert res.ipynb is not None
-    nb = json.loads(Path(res.ipynb).read_text())
-    text = "\n".join("".join(o.get("data", {}).get("text/markdown", "")) for c in nb["cells"]
-                     for o in c.get("outputs", []))
-    return ({k: v.value for k, v in res.findings.items()}, {k: v.explain or "" for k, v in res.findings.items()}, text)
+    return run_notebook(NB, tmp_path, params)
 
 
 def _run(tmp_path: Path, params: dict | None = None) -> dict:
