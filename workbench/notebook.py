@@ -264,7 +264,9 @@ class Inputs:
             print(self.table().to_string(index=False))
             print(self.plan().to_string(index=False))
             return
-        display(self.table().style.hide(axis="index").format(na_rep="—", escape="html"))
+        from .readable import table
+
+        display(table(self.table()))  # counts as integers, the span as a duration, text escaped
         display(self.plan().style.hide(axis="index").format(escape="html"))
 
 
