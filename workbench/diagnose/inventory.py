@@ -225,8 +225,12 @@ def _read_latency(path: Path) -> InputFile:
                      span_s=_span(fr, "timestamp_s"), frame=fr, extra={"frame_kind": kind})
 
 
-def _short(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
+def _short(exc: Exception, path: Path | None = None) -> str:
+    text = str(exc)
+    if path is not None:
+        for p in (str(path.resolve()), str(path)):
+            text = text.replace(p + ":", "line ").replace(p, "")
+    text = " ".join(text.split())
     return text if len(text) <= 160 else text[:157] + "…"
 
 
@@ -246,7 +250,10 @@ def read_one(path: Path) -> InputFile:
         return InputFile(str(path), "unknown", "", reason="empty file")
     tried: list[str] = []
     attempts: list[tuple[str, Any]] = []
-    if sum(bool(_BPF_LINE.match(ln)) for ln in lines) >= 1:
+    first = lines[0].lstrip()
+    bpf_json = first.startswith("{") and '"type"' in first and any(
+        f'"{t}"' in first for t in ("attached_probes", "map", "hist", "stats", "lhist"))
+    if bpf_json or sum(bool(_BPF_LINE.match(ln)) for ln in lines) >= 1:
         attempts.append(("bpftrace", _read_bpftrace))
     if sum(bool(_STRACE_LINE.match(ln)) for ln in lines) >= max(1, len(lines) // 3):
         attempts.append(("strace", _read_strace))
@@ -261,7 +268,7 @@ def read_one(path: Path) -> InputFile:
         try:
             return reader(path)
         except (WorkbenchError, ValueError, KeyError, TypeError, OSError, EOFError) as exc:
-            tried.append(f"{what}: {_short(exc)}")
+            tried.append(f"{what}: {_short(exc, path)}")
     return InputFile(str(path), "unknown", "", reason="; ".join(tried))
 
 
