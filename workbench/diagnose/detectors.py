@@ -388,7 +388,10 @@ def global_stall(inputs: Sequence[InputFile]) -> Detection:
         try:
             if "control" in conds:
                 control = global_stall_test(fr[fr["condition"] == "control"])
-            for cond in [c for c in conds if c != "control"]:
+            tested = [c for c in conds if c != "control"] or conds  # a file of control runs alone is tested itself
+            if tested == ["control"]:
+                control = None
+            for cond in tested:
                 sub = fr[fr["condition"] == cond] if cond else fr
                 test = global_stall_test(sub)
                 d = stall_decision(test, control)
@@ -477,7 +480,10 @@ def event_loop_yields(inputs: Sequence[InputFile]) -> Detection:
     Published tables (event_loop_ms, duration_ms, yields) and lab captures (their
     ``yielding`` rows, lag ``lag_ms_measured``) are fitted with
     :func:`workbench.models.yields.fit_duration`, decided by
-    :func:`~workbench.models.yields.yield_cost_decision`. strength (found): the fit's R².
+    :func:`~workbench.models.yields.yield_cost_decision`: found when each yield costs one loop
+    pass or more (the CI lies within 1 ± margin, or wholly above), not found when it lies
+    wholly below (yields cost less than a pass: something else sets the duration).
+    strength (found): the fit's R².
     """
     from ..models.yields import fit_duration, yield_cost_decision
 
@@ -499,6 +505,13 @@ def event_loop_yields(inputs: Sequence[InputFile]) -> Detection:
             results.append(_error(name, [f.path], exc))
             continue
         det = _from_decision(name, d, fit.r2, [f.path])
+        lo, hi = float(d.evidence["ci_lo"]), float(d.evidence["ci_hi"])
+        margin = float(d.evidence["margin"])
+        if d.verdict == "no" and lo > 1 + margin:
+            # more than one pass per yield: duration is driven by yields × loop lag all the more
+            det.verdict, det.strength = "found", _clip(fit.r2)
+            det.caveats.append(f"each yield costs {fit.slope:.2f} loop passes (95 % CI {lo:.2f} to {hi:.2f}), more "
+                               "than one: duration still grows as yields × loop lag")
         if det.verdict != "not found":
             det.notebook, det.command = NOTEBOOKS["04"], report_command("04", {param: f.path})
         results.append(det)
