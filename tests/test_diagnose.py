@@ -259,3 +259,12 @@ def test_nothing_wrong_says_so(capsys: pytest.CaptureFixture[str]) -> None:
 def test_missing_path_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "/no/such/folder"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_html_has_one_inline_figure_per_found_suspect(tmp_path: Path) -> None:
+    from workbench.diagnose.output import write_html
+
+    d = diagnose([DATA / "04_event_loop_yields", DATA / "01_quantized_latency/lab/strace_fixed.txt"])
+    assert [s.verdict for s in d.suspects] == ["found", "not found"]
+    page = write_html(d, tmp_path).read_text()
+    assert page.count("<svg") == 1 and "<image" not in page and "href=\"http" not in page

@@ -93,6 +93,7 @@ class Detection:
     notebook: str | None = None
     command: str | None = None
     needs: str = ""
+    plot: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def as_json(self) -> dict[str, Any]:
         """The JSON record (``suspects`` entry) of this detection."""
@@ -228,6 +229,10 @@ def latency_quantum(inputs: Sequence[InputFile]) -> Detection:
                        f"{q.quantum:.1f} ms step (lattice score {q.score:.2f}; output resolution "
                        f"{res_ms:.3g} ms); {len(yes)} of {len(groups)} condition(s) show a step")
             det = Detection(name, "found", _clip(strength), because, ev, caveats, [f.path])
+            origin = q.origin if math.isfinite(q.origin) else q.modes[0].location
+            v = groups[label]
+            det.plot = {"kind": "hist", "values": v[v <= np.percentile(v, 99.5)], "xlabel": f"latency (ms), {label}", "logy": True,
+                        "lines": [origin + k * q.quantum for k in range(0, max(q.multiples, default=1) + 1)]}
             rates = f.frame["rate_per_s"].nunique() if "rate_per_s" in f.frame.columns else 0
             if 30.0 <= q.quantum <= 250.0 and rates >= 2:
                 det.notebook, det.command = NOTEBOOKS["02"], report_command("02", {"sweep_path": f.path})
@@ -302,6 +307,11 @@ def low_rate_tail(inputs: Sequence[InputFile]) -> Detection:
         ratio = float(d.evidence.get("ratio_low_to_high", math.nan))
         det = _from_decision(name, d, 1 - 1 / ratio if ratio > 1 else 0.0, [where])
         det.evidence["rate_from"] = str(samples.attrs.get("rate_from", ""))
+        by_rate = d.evidence.get("p99_ms_by_rate", {})
+        cis = d.evidence.get("p99_ci_ms_by_rate", {})
+        det.plot = {"kind": "points", "x": [float(r) for r in by_rate], "y": list(by_rate.values()),
+                    "lo": [cis[r][0] for r in by_rate], "hi": [cis[r][1] for r in by_rate], "logx": True,
+                    "xlabel": "offered rate (requests/s)", "ylabel": "p99 latency (ms)"}
         if det.verdict != "not found":
             det.notebook, det.command = NOTEBOOKS["02"], report_command("02", {"sweep_path": where})
         results.append(det)
@@ -344,6 +354,10 @@ def timed_waits(inputs: Sequence[InputFile], min_s: float = 0.2) -> Detection:
                         & (waits["duration_ms"] <= 1e3 * p.high_s)]
             for role, n in sel["role"].value_counts().items():
                 roles[str(role)] = roles.get(str(role), 0) + int(n)
+        timed = f.frame["duration_s"].to_numpy(dtype="float64")
+        syscalls = {p.syscall for p in idle} or {"futex", "poll", "epoll_wait", "select"}
+        sel_calls = f.frame["syscall"].astype(object).isin(syscalls).to_numpy()
+        durations_ms = 1e3 * timed[sel_calls & np.isfinite(timed) & (timed >= 1e-4)]
         n_role = roles["loop"] + roles["one-off"]
         one_off = roles["one-off"] / n_role if n_role else 0.0
         p_max = max((p.p_value for p in idle), default=1.0)
@@ -352,6 +366,8 @@ def timed_waits(inputs: Sequence[InputFile], min_s: float = 0.2) -> Detection:
                              "kernel_peaks": [{"syscall": p.syscall, "location_ms": round(1e3 * p.location_s, 2),
                                                "count": p.count} for p in peaks
                                               if p.wait_class == "kernel" and p.location_s >= 0.9 * min_s]})
+        det.plot = {"kind": "hist", "values": durations_ms, "logx": True,
+                    "lines": [1e3 * p.location_s for p in idle], "xlabel": f"duration of {', '.join(sorted(syscalls))} (ms)"}
         if idle and one_off == 0:
             det.caveats.append("every call in the peaks is an idle loop re-arming its wait (accept/poll loop, "
                                "timer): a server waiting for work, not a stall on the request path")
@@ -397,6 +413,12 @@ def global_stall(inputs: Sequence[InputFile]) -> Detection:
                 d = stall_decision(test, control)
                 strength = test.correlation_low if d.verdict == "yes" else test.correlation
                 det = _from_decision(name, d, strength, [f.path])
+                st = test.steps
+                det.plot = {"kind": "points", "x": st["mean_ms"].tolist(), "y": st["p_slow"].tolist(),
+                            "lo": st["p_slow_low"].tolist(), "hi": st["p_slow_high"].tolist(),
+                            "fit_x": st["mean_ms"].tolist(),
+                            "fit_y": (test.intercept + test.slope_per_ms * st["mean_ms"]).tolist(),
+                            "xlabel": "step mean duration (ms)", "ylabel": "P(step is slow)"}
                 det.evidence["slow_excess_ms"] = test.slow_excess_ms
                 det.evidence["stall_rate_per_s"] = test.stall_rate_per_s
                 if cond:
@@ -461,6 +483,8 @@ def readahead_amplification(inputs: Sequence[InputFile]) -> Detection:
             continue
         ratio = float(d.evidence.get("ratio", math.nan))
         det = _from_decision(name, d, 1 - 1 / ratio if ratio > 1 else 0.0, paths)
+        det.plot = {"kind": "bars", "labels": ["asked", "fetched"], "values": [asked / 2**20, fetched / 2**20],
+                    "ylabel": "MiB"}
         if len(slot["fetch"]) > 1:
             det.caveats.append(f"{len(slot['fetch'])} fetch profilers in this folder; {fetch.path} was used "
                                "(the others may count a different readahead stage)")
@@ -505,6 +529,8 @@ def event_loop_yields(inputs: Sequence[InputFile]) -> Detection:
             results.append(_error(name, [f.path], exc))
             continue
         det = _from_decision(name, d, fit.r2, [f.path])
+        det.plot = {"kind": "points", "x": fit.x_ms.tolist(), "y": fit.y_ms.tolist(), "fit_x": fit.x_ms.tolist(),
+                    "fit_y": fit.fitted_ms.tolist(), "xlabel": "yields × loop lag (ms)", "ylabel": "duration (ms)"}
         lo, hi = float(d.evidence["ci_lo"]), float(d.evidence["ci_hi"])
         margin = float(d.evidence["margin"])
         if d.verdict == "no" and lo > 1 + margin:
@@ -552,6 +578,10 @@ def hot_actor(inputs: Sequence[InputFile]) -> Detection:
                 det.evidence.update({"iteration": int(it), "kind": top, "cells": len(g),
                                      "cells_settled": int(g["settled"].sum()),
                                      "median_dominance": float(g["dominance"].replace(np.inf, np.nan).median())})
+                det.plot = {"kind": "points", "x": g["transfers"].tolist(),
+                            "y": g["dominance"].replace(np.inf, np.nan).tolist(), "logx": True,
+                            "xlabel": f"transfers per run (iteration {int(it)})",
+                            "ylabel": f"{top} lead (busiest ÷ next kind)"}
                 if len(g) >= 3 and g["transfers"].nunique() > 1:
                     dom = g["dominance"].replace(np.inf, np.nan)
                     rho = sps.spearmanr(g["transfers"], dom, nan_policy="omit").statistic

@@ -94,6 +94,18 @@ def _value(v: Any) -> str:
     return str(v)
 
 
+def _figure(d: Detection) -> str:
+    """The suspect's figure as inline SVG (labels are data text: matplotlib escapes them in the SVG)."""
+    if not d.plot or d.verdict == "not found":
+        return ""
+    from ..plots.diagnose import figure_svg, suspect_figure
+
+    try:
+        return f'<div class="fig">{figure_svg(suspect_figure(d.plot))}</div>'
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
 def _card(d: Detection) -> str:
     e = html.escape
     cls = d.verdict.replace(" ", "")
@@ -102,9 +114,10 @@ def _card(d: Detection) -> str:
     cmd = (f"<p>Explained by notebook <b>{e(d.notebook or '')}</b>; run it on these files:<br>"
            f"<code>{e(d.command)}</code></p>") if d.command else ""
     width = max(0.0, min(1.0, d.strength)) * 10
+    figure = _figure(d)
     return (f'<section class="nb"><h2>{e(d.detector)}: <span class="{e(cls)}">{e(d.verdict)}</span> '
             f'<small>strength {d.strength:.2f}</small> <span class="bar" style="width:{width:.1f}em"></span></h2>'
-            f"<p>{e(d.because)}</p><p><small>inputs: {e(', '.join(d.inputs))}</small></p>{cmd}"
+            f"<p>{e(d.because)}</p>{figure}<p><small>inputs: {e(', '.join(d.inputs))}</small></p>{cmd}"
             f"<details><summary>evidence</summary><table>{rows}</table></details>"
             + (f"<p>Caveats:</p><ul>{caveats}</ul>" if caveats else "") + "</section>")
 
