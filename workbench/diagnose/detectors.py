@@ -581,7 +581,7 @@ def hot_actor(inputs: Sequence[InputFile]) -> Detection:
                 det.plot = {"kind": "points", "x": g["transfers"].tolist(),
                             "y": g["dominance"].replace(np.inf, np.nan).tolist(), "logx": True,
                             "xlabel": f"transfers per run (iteration {int(it)})",
-                            "ylabel": f"{top} lead (busiest ÷ next kind)"}
+                            "ylabel": "busiest ÷ next kind", "title": f"{top} lead"}
                 if len(g) >= 3 and g["transfers"].nunique() > 1:
                     dom = g["dominance"].replace(np.inf, np.nan)
                     rho = sps.spearmanr(g["transfers"], dom, nan_policy="omit").statistic

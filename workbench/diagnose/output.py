@@ -98,12 +98,18 @@ def _figure(d: Detection) -> str:
     """The suspect's figure as inline SVG (labels are data text: matplotlib escapes them in the SVG)."""
     if not d.plot or d.verdict == "not found":
         return ""
-    from ..plots.diagnose import figure_svg, suspect_figure
+    import io
+
+    from ..plots.diagnose import plot_suspect
 
     try:
-        return f'<div class="fig">{figure_svg(suspect_figure(d.plot))}</div>'
+        fig = plot_suspect(d.plot, title=str(d.plot.get("title", ""))).get_figure()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg")  # type: ignore[union-attr]
     except (ValueError, KeyError, TypeError):
         return ""
+    text = buf.getvalue()
+    return f'<div class="fig">{text[text.index("<svg"):]}</div>'
 
 
 def _card(d: Detection) -> str:

@@ -10,19 +10,29 @@ A plot payload is a dict with ``kind``:
 """
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["figure_svg", "suspect_figure"]
+from .check import checked
+
+__all__ = ["plot_suspect"]
 
 
-def suspect_figure(plot: dict[str, Any], title: str = "", figsize: tuple[float, float] = (4.8, 2.6)) -> Figure:
-    """A small figure of one suspect's evidence (see the module docstring for ``plot``)."""
-    fig = Figure(figsize=figsize, layout="constrained")
-    ax = fig.add_subplot()
+@checked
+def plot_suspect(plot: dict[str, Any], ax: Axes | None = None, title: str = "") -> Axes:
+    """A small figure of one suspect's evidence (see the module docstring for ``plot``).
+
+    Without ``ax`` a new 4.8 × 2.6 in figure is made outside pyplot (nothing to close).
+    """
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        fig = Figure(figsize=(4.8, 2.6), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
     kind = plot.get("kind")
     if kind == "hist":
@@ -61,12 +71,4 @@ def suspect_figure(plot: dict[str, Any], title: str = "", figsize: tuple[float, 
     ax.set_xlabel(plot.get("xlabel", ""))
     if title:
         ax.set_title(title, fontsize=9)
-    return fig
-
-
-def figure_svg(fig: Figure) -> str:
-    """The figure as an inline ``<svg>`` element (no XML header, no external reference)."""
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return ax
