@@ -139,7 +139,8 @@ def _from_decision(name: str, d: Decision, strength_found: float, inputs: list[s
     verdict = _FROM_DECISION[d.verdict]
     s = _clip(strength_found) if verdict == "found" else 0.5 * _clip(strength_found) if verdict == "inconclusive" \
         else 0.0
-    return Detection(name, verdict, s, d.because, dict(d.evidence), list(d.caveats), inputs)
+    because = d.because if not inputs or inputs[0] in d.because else f"{inputs[0]}: {d.because}"
+    return Detection(name, verdict, s, because, dict(d.evidence), list(d.caveats), inputs)
 
 
 def _best(results: list[Detection], name: str, needs: str) -> Detection:
@@ -149,6 +150,8 @@ def _best(results: list[Detection], name: str, needs: str) -> Detection:
     best = max(results, key=lambda r: (order[r.verdict], r.strength))
     if len(results) > 1:
         best.evidence["inputs_tested"] = {", ".join(r.inputs): r.verdict for r in results}
+        if best.verdict == "not found":
+            best.because = f"none of {len(results)} inputs tested; e.g. {best.because}"
     return best
 
 
