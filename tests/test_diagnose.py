@@ -268,3 +268,16 @@ def test_html_has_one_inline_figure_per_found_suspect(tmp_path: Path) -> None:
     assert [s.verdict for s in d.suspects] == ["found", "not found"]
     page = write_html(d, tmp_path).read_text()
     assert page.count("<svg") == 1 and "<image" not in page and "href=\"http" not in page
+
+
+def test_a_failing_detector_does_not_lose_the_diagnosis(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.diagnose import detectors
+
+    def broken(inputs: object) -> None:
+        raise IndexError("deep inside")
+
+    monkeypatch.setitem(detectors.DETECTORS, "hot_actor", broken)
+    d = diagnose(DATA / "04_event_loop_yields", detectors=["event_loop_yields", "hot_actor"])
+    verdicts = {s.detector: s.verdict for s in d.suspects}
+    assert verdicts == {"event_loop_yields": "found", "hot_actor": "inconclusive"}
+    assert "IndexError" in next(s.because for s in d.suspects if s.detector == "hot_actor")

@@ -44,6 +44,15 @@ class Diagnosis:
                 "not_applicable": [{"detector": d.detector, "needs": d.needs} for d in self.not_applicable]}
 
 
+def _run(name: str, files: list[InputFile]) -> Detection:
+    """One detector; a defect inside it becomes an inconclusive answer that says so, not a lost diagnosis."""
+    try:
+        return DETECTORS[name](files)
+    except Exception as exc:
+        return Detection(name, "inconclusive", 0.0, f"the detector failed ({type(exc).__name__}: {exc}); "
+                                                   "the other detectors' answers stand")
+
+
 def diagnose(paths: str | Path | Iterable[str | Path], *, detectors: Sequence[str] | None = None) -> Diagnosis:
     """Read every file under ``paths`` and run the detectors (all, or those named) on what was found.
 
@@ -59,7 +68,7 @@ def diagnose(paths: str | Path | Iterable[str | Path], *, detectors: Sequence[st
     if unknown:
         raise UsageError(f"diagnose: unknown detector(s) {unknown}; expected some of {list(DETECTORS)}")
     files = inventory(items)
-    results = [DETECTORS[n](files) for n in names]
+    results = [_run(n, files) for n in names]
     ran = [d for d in results if d.verdict != "not applicable"]
     ran.sort(key=lambda d: (_RANK[d.verdict], -d.strength, d.detector))
     return Diagnosis(files, ran, [d for d in results if d.verdict == "not applicable"])

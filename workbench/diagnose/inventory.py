@@ -269,6 +269,8 @@ def read_one(path: Path) -> InputFile:
             return reader(path)
         except (WorkbenchError, ValueError, KeyError, TypeError, OSError, EOFError) as exc:
             tried.append(f"{what}: {_short(exc, path)}")
+        except Exception as exc:  # a reader's own defect must not stop the other files being read
+            tried.append(f"{what}: the reader failed ({type(exc).__name__}: {_short(exc, path)})")
     return InputFile(str(path), "unknown", "", reason="; ".join(tried))
 
 
