@@ -120,6 +120,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return comp.exit_code
 
 
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    import json
+
+    from .diagnose import diagnose
+    from .diagnose.output import summary_text, write_html
+
+    diag = diagnose(args.paths)
+    if args.json:
+        print(json.dumps(diag.as_json(), indent=2, allow_nan=False))
+    else:
+        print(summary_text(diag))
+    if args.out:
+        page = write_html(diag, args.out)
+        print(f"diagnose: {page}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
 def _labs() -> dict[str, ModuleType]:
     """Experiment modules in ``workbench.lab`` that offer a command line (``add_parser``)."""
     from . import lab
@@ -172,6 +189,15 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--check", metavar="FILE", help="TOML rules (default: [tool.workbench.checks] of ./pyproject.toml)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML: one test case per notebook and per check")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("diagnose", help="read a folder of captures and rank the suspects, with the notebook for each",
+                       description="Read every file under PATH (kind and format detected), run every detector "
+                                   "that applies, rank what they found. Exit 0 whether or not something was found; "
+                                   "2: usage error (a path that does not exist).")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders of captures")
+    p.add_argument("--out", metavar="DIR", help="also write DIR/diagnosis.html and DIR/diagnosis.json")
+    p.add_argument("--json", action="store_true", help="print versioned JSON on stdout instead of the summary")
+    p.set_defaults(func=cmd_diagnose)
 
     p = sub.add_parser("list", help="list notebooks with their parameters, defaults and help")
     p.add_argument("names", nargs="*")
