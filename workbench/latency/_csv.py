@@ -228,17 +228,19 @@ def _convert(inp: Input, tab: Table, plan: _Plan, col: Collector) -> pd.DataFram
     for line in df.index[bad_rows]:
         col.reject(int(line), inp.line(int(line)), bad_reason[line])
     keep = ~bad_rows.to_numpy()
-    out = pd.DataFrame(index=df.index[keep])
+    columns: dict[str, pd.Series] = {}  # joined once: a file with thousands of columns stays linear
     for h in plan.header:
         if h == lat_col:
-            out["latency_s"] = lat_v[keep].astype("float64")
+            columns["latency_s"] = lat_v[keep].astype("float64")
         elif h == ts_col and ts_v is not None:
-            out["timestamp_s"] = ts_v[keep].astype("float64")
+            columns["timestamp_s"] = ts_v[keep].astype("float64")
         elif h == ok_col and ok_v is not None:
-            out["ok"] = ok_v[keep].astype(bool)
+            columns["ok"] = ok_v[keep].astype(bool)
         else:
-            out[h] = _retype(df[h][keep]) if bad_rows.any() else df[h]
-    return out
+            columns[h] = _retype(df[h][keep]) if bad_rows.any() else df[h]
+    if not columns:
+        return pd.DataFrame(index=df.index[keep])
+    return pd.concat(columns, axis=1).reindex(df.index[keep])
 
 
 def _attrs(plan: _Plan, out: pd.DataFrame, comments: list[str]) -> dict[str, object]:

@@ -117,8 +117,8 @@ def read_hey_text(inp: Input, col: Collector) -> pd.DataFrame:
 
 # ---- ab (ApacheBench) text report ---------------------------------------------------------------
 _AB_PCT_TITLE = "Percentage of the requests served within a certain time (ms)"
-_AB_PCT = re.compile(r"^(\d+)%\s+(\d+)(?: \(longest request\))?$")
-_AB_CONN = re.compile(r"^(Connect|Processing|Waiting|Total):\s+(\d+)\s+(\d+)\s+(\d+(?:\.\d+)?|\.\d+)\s+(\d+)\s+(\d+)$")
+_AB_PCT = re.compile(r"^(\d{1,3})%\s+(\d{1,15})(?: \(longest request\))?$")
+_AB_CONN = re.compile(r"^(Connect|Processing|Waiting|Total):\s+(\d{1,15})\s+(\d{1,15})\s+(\d{1,15}(?:\.\d+)?|\.\d+)\s+(\d{1,15})\s+(\d{1,15})$")
 _AB_FAIL_DETAIL = re.compile(r"^\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)$")
 _AB_BANNER = re.compile(r"^(This is ApacheBench|Copyright |Licensed to The Apache|Benchmarking |Completed \d+ "
                         r"requests|Finished \d+ requests|Connection Times \(ms\)|min\s+mean\[\+/-sd\]|"
