@@ -281,3 +281,10 @@ def test_a_failing_detector_does_not_lose_the_diagnosis(monkeypatch: pytest.Monk
     verdicts = {s.detector: s.verdict for s in d.suspects}
     assert verdicts == {"event_loop_yields": "found", "hot_actor": "inconclusive"}
     assert "IndexError" in next(s.because for s in d.suspects if s.detector == "hot_actor")
+
+
+def test_workbench_diagnose_is_callable_as_documented() -> None:
+    import workbench
+
+    d = workbench.diagnose(ROOT / "tests" / "data" / "nb04" / "asyncio_executor")
+    assert [(s.detector, s.verdict) for s in d.suspects][:1] == [("event_loop_yields", "found")]

@@ -71,7 +71,7 @@ _LAZY = {
     "validate": "workbench.schema",
 }
 _SUBMODULES = {
-    "cache", "counters", "engine", "lab", "latency", "models", "plots", "report", "schema", "sim",
+    "cache", "counters", "diagnose", "engine", "lab", "latency", "models", "plots", "report", "schema", "sim",
     "sources", "stats", "syscalls", "tables",
 }
 

@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,3 +74,14 @@ def diagnose(paths: str | Path | Iterable[str | Path], *, detectors: Sequence[st
     ran = [d for d in results if d.verdict != "not applicable"]
     ran.sort(key=lambda d: (_RANK[d.verdict], -d.strength, d.detector))
     return Diagnosis(files, ran, [d for d in results if d.verdict == "not applicable"])
+
+
+class _CallableModule(types.ModuleType):
+    """``workbench.diagnose`` is this package and also the function: ``workbench.diagnose(paths)``."""
+
+    def __call__(self, paths: str | Path | Iterable[str | Path], *,
+                 detectors: Sequence[str] | None = None) -> Diagnosis:
+        return diagnose(paths, detectors=detectors)
+
+
+sys.modules[__name__].__class__ = _CallableModule
