@@ -12,6 +12,7 @@ with ``WORKBENCH_NO_NATIVE=1``) and both give identical frames.
 """
 from ._read import native_available, read_strace
 from ._schema import STRACE_SCHEMA, SUMMARY_SCHEMA
+from .convert import ConvertResult, read_converted, to_parquet
 from .summary import (
     compare_with_strace,
     counted_calls,
@@ -31,6 +32,9 @@ from .waits import (
 
 __all__ = [
     "STRACE_SCHEMA",
+    "ConvertResult",
+    "read_converted",
+    "to_parquet",
     "calls_exceeding",
     "classify_waits",
     "duration_peaks",
