@@ -74,7 +74,6 @@ from ._read import (
     set_time_base,
     sniff,
 )
-from ._schema import STRACE_SCHEMA
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm as Bar
@@ -94,6 +93,7 @@ SIDE_SCHEMA = pa.schema([("table", pa.string()), ("line", pa.int64()), ("text", 
                          ("reason", pa.string())])
 _SIDE_BATCH = 1 << 16
 _CATEGORIES = {"syscall": "names", "errno": "errnos", "signal": "signals"}
+_DICTIONARY = ["kind", "syscall", "errno", "signal"]
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ def to_parquet(
     def emit(raw: dict[str, Any]) -> None:
         nonlocal rows, groups, up_to_line
         n = raw["rows"]
-        cols = _from_native(raw)
+        cols = _from_native(raw)  # type: ignore[arg-type]  # (a drain() or finish() dict, copied)
         for k in ("names", "errnos", "signals"):
             names[k] = raw[k]
         summary.extend(text for _, text in raw["summary"])
@@ -296,7 +296,7 @@ def to_parquet(
             if bar is not None:
                 bar.update(len(piece))
             if chunk_end:
-                raw = dict(parser.drain())
+                raw: dict[str, Any] = dict(parser.drain())
                 peak = max(peak, raw["rows"] + raw["held"])
                 if raw["leader"] is not None and leader is None:
                     leader = int(raw["leader"])
@@ -335,7 +335,7 @@ def to_parquet(
                 p.unlink(missing_ok=True)
     return ConvertResult(path=out_path, side_path=side, lines=n_lines, rows=rows, rejects=sides.rejects,
                          messages=sides.messages, row_groups=groups, peak_rows_held=peak,
-                         time_base=meta["time_base"], pid_mode=str(meta["pid_mode"]),
+                         time_base=str(meta["time_base"]), pid_mode=str(meta["pid_mode"]),
                          seconds=time.perf_counter() - t0)
 
 
@@ -373,22 +373,38 @@ def _int64(col: pa.ChunkedArray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), values == NA)
 
 
+def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
+    """A string or dictionary column as a Categorical over ``categories`` (codes mapped per chunk, no objects)."""
+    cats = pd.Index(categories, dtype=object)
+    parts = []
+    for chunk in col.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        where = cats.get_indexer(pd.Index(chunk.dictionary.to_pylist(), dtype=object))
+        if (where < 0).any():
+            raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
+                             "the file is damaged; convert the trace again")
+        remap = np.append(where, -1).astype(np.int32)
+        idx = chunk.indices.fill_null(-1).to_numpy().astype(np.int64, copy=False)
+        parts.append(remap[idx])
+    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+    return pd.Categorical.from_codes(codes, categories=cats)
+
+
 def _frame(table: pa.Table, meta: dict[str, Any]) -> pd.DataFrame:
     """The frame of ``table``, with the dtypes :func:`read_strace` gives."""
     data: dict[str, Any] = {}
     for name in table.column_names:
         col = table.column(name)
         if name == "kind":
-            data[name] = pd.Categorical(col.to_numpy(zero_copy_only=False),
-                                        categories=pd.Index(list(KINDS), dtype=object))
+            data[name] = _categorical(col, list(KINDS))
         elif name in ("pid", "retval"):
             data[name] = _int64(col)
         elif name in _CATEGORIES:
-            cats = sorted(meta["categories"][_CATEGORIES[name]])
-            data[name] = pd.Categorical(col.to_numpy(zero_copy_only=False),
-                                        categories=pd.Index(cats, dtype=object))
+            data[name] = _categorical(col, sorted(meta["categories"][_CATEGORIES[name]]))
         elif name in ("args", "ret_text", "backtrace"):
-            data[name] = col.cast(pa.large_string()).to_pandas()
+            # one chunk: a take on it (trace order, below) is a single pass, not one per row group
+            data[name] = pa.chunked_array([col.cast(pa.large_string()).combine_chunks()]).to_pandas()
         else:
             data[name] = col.to_numpy()
     return pd.DataFrame(data, copy=False)
@@ -435,7 +451,7 @@ def read_converted(
     leader = meta.get("leader")
     try:
         if leader is not None:  # null pids to fill in before any filter on pid can be applied
-            table = pq.read_table(p)
+            table = pq.read_table(p, read_dictionary=_DICTIONARY)
             pid = table.column("pid")
             fill = pc.and_(pc.is_null(pid), pc.less_equal(table.column("line"), leader["up_to_line"]))
             table = table.set_column(table.schema.get_field_index("pid"), "pid",
@@ -444,14 +460,18 @@ def read_converted(
                 table = table.filter(pq.filters_to_expression(filters))
         else:
             read = wanted if "line" in wanted else [*wanted, "line"]
-            table = pq.read_table(p, columns=read, filters=filters)
+            table = pq.read_table(p, columns=read, filters=filters,
+                                  read_dictionary=[c for c in _DICTIONARY if c in read])
     except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
     lines = table.column("line").to_numpy()
-    if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])):
-        table = table.take(pa.array(np.argsort(lines, kind="stable")))
     frame = _frame(table.select(wanted), meta)
+    del table
+    if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])):
+        # rows kept back over a chunk boundary were written later: back to trace order (on the frame,
+        # where a text column moves as pointers)
+        frame = frame.take(np.argsort(lines, kind="stable")).reset_index(drop=True)
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]
