@@ -368,13 +368,8 @@ def _meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _int64(col: pa.ChunkedArray) -> pd.arrays.IntegerArray:
-    values = col.fill_null(NA).to_numpy()
-    return pd.arrays.IntegerArray(values.astype(np.int64, copy=False), values == NA)
-
-
-def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
-    """A string or dictionary column as a Categorical over ``categories`` (codes mapped per chunk, no objects)."""
+def _categorical(col: pa.ChunkedArray, categories: list[str]) -> np.ndarray:
+    """Codes of a string or dictionary column into ``categories`` (mapped per chunk, no Python objects)."""
     cats = pd.Index(categories, dtype=object)
     parts = []
     for chunk in col.chunks:
@@ -387,26 +382,40 @@ def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
         remap = np.append(where, -1).astype(np.int32)
         idx = chunk.indices.fill_null(-1).to_numpy().astype(np.int64, copy=False)
         parts.append(remap[idx])
-    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
-    return pd.Categorical.from_codes(codes, categories=cats)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
 
 
-def _frame(table: pa.Table, meta: dict[str, Any]) -> pd.DataFrame:
-    """The frame of ``table``, with the dtypes :func:`read_strace` gives."""
+def _frame(box: list[pa.Table], meta: dict[str, Any], order: np.ndarray | None) -> pd.DataFrame:
+    """The frame of the table in ``box`` with :func:`read_strace`'s dtypes, rows in ``order`` (None: as is).
+
+    The table is taken out of ``box`` and its columns are converted one at a
+    time and dropped, so about one copy of the data is alive at once.
+    """
+    table = box.pop()
     data: dict[str, Any] = {}
-    for name in table.column_names:
+    for name in list(table.column_names):
         col = table.column(name)
-        if name == "kind":
-            data[name] = _categorical(col, list(KINDS))
+        table = table.drop_columns([name])
+        if name == "kind" or name in _CATEGORIES:
+            cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
+            codes = _categorical(col, cats)
+            data[name] = pd.Categorical.from_codes(codes if order is None else codes[order],
+                                                   categories=pd.Index(cats, dtype=object))
         elif name in ("pid", "retval"):
-            data[name] = _int64(col)
-        elif name in _CATEGORIES:
-            data[name] = _categorical(col, sorted(meta["categories"][_CATEGORIES[name]]))
+            values = col.fill_null(NA).to_numpy().astype(np.int64, copy=False)
+            if order is not None:
+                values = values[order]
+            data[name] = pd.arrays.IntegerArray(values, values == NA)
         elif name in ("args", "ret_text", "backtrace"):
-            # one chunk: a take on it (trace order, below) is a single pass, not one per row group
-            data[name] = pa.chunked_array([col.cast(pa.large_string()).combine_chunks()]).to_pandas()
+            # one chunk: a take on it is a single pass, not one per row group
+            text = col.cast(pa.large_string()).combine_chunks()
+            del col
+            if order is not None:
+                text = text.take(pa.array(order))
+            data[name] = pa.chunked_array([text]).to_pandas()
         else:
-            data[name] = col.to_numpy()
+            values = col.to_numpy()
+            data[name] = values if order is None else values[order]
     return pd.DataFrame(data, copy=False)
 
 
@@ -466,12 +475,13 @@ def read_converted(
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
     lines = table.column("line").to_numpy()
-    frame = _frame(table.select(wanted), meta)
+    # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
+    order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
+        else None
+    del lines
+    box = [table.select(wanted)]
     del table
-    if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])):
-        # rows kept back over a chunk boundary were written later: back to trace order (on the frame,
-        # where a text column moves as pointers)
-        frame = frame.take(np.argsort(lines, kind="stable")).reset_index(drop=True)
+    frame = _frame(box, meta, order)
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]
