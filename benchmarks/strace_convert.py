@@ -95,7 +95,7 @@ def best(mode: str, src: Path, out: Path, row_group_lines: int, repeats: int) ->
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=2_000_000, help="lines of the synthetic trace")
-    ap.add_argument("--row-group-lines", type=int, default=1 << 20, help="to_parquet chunk size in lines")
+    ap.add_argument("--row-group-lines", type=int, default=1 << 18, help="to_parquet chunk size in lines")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each, the fastest kept")
     ap.add_argument("--keep", metavar="DIR", help="write the trace and the Parquet here and keep them")
     args = ap.parse_args(argv)

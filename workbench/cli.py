@@ -234,8 +234,8 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
                                     "filters=.")
     c.add_argument("trace", metavar="TRACE", help="strace output file (may be .gz, .bz2, .xz, .zst)")
     c.add_argument("-o", "--output", metavar="OUT.parquet", help="output file (default: TRACE.parquet)")
-    c.add_argument("--row-group-lines", type=int, default=1 << 20,
-                   help="input lines per chunk and row group (default: 1048576)")
+    c.add_argument("--row-group-lines", type=int, default=1 << 18,
+                   help="input lines per chunk and row group (default: 262144)")
     c.add_argument("--pid-prefix", choices=["column", "none"], help="force the pid prefix (default: detected)")
     c.add_argument("--timestamps", choices=["none", "tod", "epoch", "relative"],
                    help="force the timestamp format (default: detected)")
