@@ -195,3 +195,19 @@ def test_command_line_convert(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     _assert_same(_read(out), want)
     assert main(["strace", "convert", str(tmp_path / "missing.txt")]) == 2
     assert "no trace file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    "12 10:00:00.000001 getpid() = 12 <0.000001>",  # no newline at the end
+    "12 10:00:00.000001 futex(0x1, FUTEX_WAIT, 0, NULL <unfinished ...>\n13 10:00:01.0 read(3, \"\", 1) = 0 <0.1>\n"
+    "12 10:00:02.0 <... futex resumed>) = 0 <2.0>",
+], ids=["empty", "no-final-newline", "resumed-on-last-line"])
+def test_edges(text: str, tmp_path: Path) -> None:
+    src = tmp_path / "t.txt"
+    src.write_text(text)
+    want = _read(src)
+    for lines in (1, 2, 100):
+        to_parquet(src, tmp_path / "t.parquet", row_group_lines=lines)
+        _assert_same(_read(tmp_path / "t.parquet"), want)
+    assert want.attrs["lines"] == (text.count("\n") + 1 if text else 0)
