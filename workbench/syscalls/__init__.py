@@ -9,6 +9,10 @@ new ``<... resumed>`` spacing) exactly: when the trace ends with strace's own
 A C scanner does the work when built (``pip install -e .``); the reference
 scanner (Python, numpy and pyarrow; about 7 times slower) is used otherwise (or
 with ``WORKBENCH_NO_NATIVE=1``) and both give identical frames.
+
+:func:`to_parquet` converts a trace of any size to Parquet in bounded memory;
+``read_strace`` loads it back (the same frame), or a part of it with
+``columns=`` and ``filters=``.
 """
 from ._read import native_available, read_strace
 from ._schema import STRACE_SCHEMA, SUMMARY_SCHEMA
