@@ -1,4 +1,4 @@
-"""The ``workbench`` command: ``report``, ``compare``, ``check``, ``list``, ``strace convert`` and ``lab <experiment>``."""
+"""The ``workbench`` command: ``report``, ``compare``, ``check``, ``diagnose``, ``list``, ``strace convert`` and ``lab <experiment>``."""
 from __future__ import annotations
 
 import argparse
