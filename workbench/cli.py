@@ -1,4 +1,4 @@
-"""The ``workbench`` command: ``report``, ``compare``, ``check``, ``list`` and ``lab <experiment>``."""
+"""The ``workbench`` command: ``report``, ``compare``, ``check``, ``diagnose``, ``list``, ``strace convert`` and ``lab <experiment>``."""
 from __future__ import annotations
 
 import argparse
@@ -137,6 +137,28 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_strace_convert(args: argparse.Namespace) -> int:
+    from .readable import count, duration, number, size
+    from .syscalls.convert import to_parquet
+
+    if args.row_group_lines < 1:
+        raise UsageError(f"--row-group-lines must be at least 1, got {args.row_group_lines}")
+    trace = Path(args.trace)
+    if not trace.is_file():
+        from .errors import InputNotFoundError
+
+        raise InputNotFoundError(f"no trace file {trace}")
+    out = Path(args.output) if args.output else trace.with_name(trace.name + ".parquet")
+    res = to_parquet(trace, out, row_group_lines=args.row_group_lines,
+                     progress=False if args.quiet else None, pid_prefix=args.pid_prefix,
+                     timestamps=args.timestamps)
+    rate = res.lines / res.seconds if res.seconds > 0 else float("nan")
+    print(f"{out}: {count(res.rows)} rows from {count(res.lines)} lines in {duration(res.seconds)} "
+          f"({number(rate)} lines/s), {count(res.row_groups)} row group(s), {size(out.stat().st_size)}; "
+          f"{count(res.rejects)} rejected lines and {count(res.messages)} messages in {res.side_path}")
+    return 0
+
+
 def _labs() -> dict[str, ModuleType]:
     """Experiment modules in ``workbench.lab`` that offer a command line (``add_parser``)."""
     from . import lab
@@ -203,6 +225,22 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*")
     p.add_argument("--notebooks", help="folder of notebooks (default: the project's notebooks/)")
     p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("strace", help="strace traces: convert to Parquet")
+    ssub = p.add_subparsers(dest="action", required=True)
+    c = ssub.add_parser("convert", help="convert a trace of any size to Parquet in bounded memory",
+                        description="Convert an strace output file to Parquet (and OUT's .side.parquet: rejected "
+                                    "lines and messages); read_strace(OUT) loads it back, with columns= and "
+                                    "filters=.")
+    c.add_argument("trace", metavar="TRACE", help="strace output file (may be .gz, .bz2, .xz, .zst)")
+    c.add_argument("-o", "--output", metavar="OUT.parquet", help="output file (default: TRACE.parquet)")
+    c.add_argument("--row-group-lines", type=int, default=1 << 18,
+                   help="input lines per chunk and row group (default: 262144)")
+    c.add_argument("--pid-prefix", choices=["column", "none"], help="force the pid prefix (default: detected)")
+    c.add_argument("--timestamps", choices=["none", "tod", "epoch", "relative"],
+                   help="force the timestamp format (default: detected)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(func=cmd_strace_convert)
 
     p = sub.add_parser("lab", help="run a real experiment on this machine")
     labsub = p.add_subparsers(dest="experiment", required=True)

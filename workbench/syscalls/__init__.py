@@ -9,9 +9,14 @@ new ``<... resumed>`` spacing) exactly: when the trace ends with strace's own
 A C scanner does the work when built (``pip install -e .``); the reference
 scanner (Python, numpy and pyarrow; about 7 times slower) is used otherwise (or
 with ``WORKBENCH_NO_NATIVE=1``) and both give identical frames.
+
+:func:`to_parquet` converts a trace of any size to Parquet in bounded memory;
+``read_strace`` loads it back (the same frame), or a part of it with
+``columns=`` and ``filters=``.
 """
 from ._read import native_available, read_strace
 from ._schema import STRACE_SCHEMA, SUMMARY_SCHEMA
+from .convert import ConvertResult, read_converted, to_parquet
 from .summary import (
     compare_with_strace,
     counted_calls,
@@ -31,6 +36,9 @@ from .waits import (
 
 __all__ = [
     "STRACE_SCHEMA",
+    "ConvertResult",
+    "read_converted",
+    "to_parquet",
     "calls_exceeding",
     "classify_waits",
     "duration_peaks",

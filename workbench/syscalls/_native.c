@@ -244,6 +244,7 @@ typedef struct {
     vec_t unknown_rows;
     int64_t last_row, day_off, last_ts, rel_sum;
     int leader_known;
+    int64_t leader_pid; /* the pid unknown rows were given when it became known */
     char *splice; size_t splice_n; int64_t splice_line; int has_splice;
     int finished;
     int colour_block;
@@ -566,6 +567,7 @@ static int64_t single_live(Parser *p) {
 static int see_pid(Parser *p, int64_t pid) {
     if (!p->leader_known && imap_find(&p->announced, pid) < 0) {
         p->leader_known = 1;
+        p->leader_pid = pid;
         size_t nu = p->unknown_rows.n / sizeof(int64_t);
         for (size_t k = 0; k < nu; k++) VEC_AT(p->pid, int64_t, VEC_AT(p->unknown_rows, int64_t, k)) = pid;
         p->unknown_rows.n = 0;
@@ -1273,9 +1275,147 @@ done:
     return result;
 }
 
+/* Return the rows no later line can change, and keep only the others: calls
+ * still <unfinished ...> and the last row (stack frames may follow it). Line
+ * numbers, codes, clocks and every other state go on as if nothing happened,
+ * so the rows of all drains plus finish() are exactly finish()'s rows of one
+ * scan, in the same order once sorted by line (rows are made in line order).
+ * Side tables (messages, rejects, summary lines) are handed over and restart
+ * empty. Rows whose pid is not known yet (no pid prefix) are returned too:
+ * "leader" says the pid they were given once it became known. */
+static PyObject *Parser_drain(Parser *self, PyObject *unused) {
+    (void)unused;
+    if (self->finished) { PyErr_SetString(PyExc_RuntimeError, "parser already finished"); return NULL; }
+    int64_t n = self->nrows, m = 0, k = 0;
+    uint8_t *keep = calloc((size_t)n + 1, 1);
+    int64_t *newi = malloc(((size_t)n + 1) * sizeof(int64_t));
+    PyObject *d = NULL, *result = NULL;
+    seg_t *old = self->segs;
+    size_t nold = self->nsegs;
+    int relocated = 0;
+    if (!keep || !newi) { PyErr_NoMemory(); goto fail; }
+    for (size_t i = 0; i < self->pending.cap; i++)
+        if (self->pending.used[i] == USED) keep[self->pending.vals[i]] = 1;
+    if (self->last_row >= 0) keep[self->last_row] = 1;
+    for (int64_t r = 0; r < n; r++) { if (keep[r]) newi[r] = k++; else { newi[r] = m++; } }
+    d = PyDict_New();
+    if (!d) goto fail;
+#define SETD(key, expr) do { PyObject *o_ = (expr); if (!o_ || PyDict_SetItemString(d, key, o_)) { Py_XDECREF(o_); goto fail; } Py_DECREF(o_); } while (0)
+    SETD("rows", PyLong_FromLongLong(m));
+    SETD("held", PyLong_FromLongLong(k));
+    SETD("lines", PyLong_FromLongLong(self->lineno));
+    /* string columns of the rows given out */
+    {
+        vec_t *cols[3] = {&self->args, &self->ret, &self->stack};
+        const char *keys[3] = {"args", "ret_text", "backtrace"};
+        for (int c = 0; c < 3; c++) {
+            span_t *sp = (span_t *)cols[c]->p;
+            int64_t total = 0, nulls = 0, o = 0, j = 0;
+            for (int64_t r = 0; r < n; r++) if (!keep[r]) { if (sp[r].len < 0) nulls++; else total += sp[r].len; }
+            int64_t *off = malloc(((size_t)m + 1) * sizeof(int64_t));
+            char *data = malloc((size_t)total + 1);
+            uint8_t *valid = nulls ? calloc((size_t)(m / 8 + 1), 1) : NULL;
+            if (!off || !data || (nulls && !valid)) { free(off); free(data); free(valid); PyErr_NoMemory(); goto fail; }
+            for (int64_t r = 0; r < n; r++) {
+                if (keep[r]) continue;
+                off[j] = o;
+                if (sp[r].len >= 0) {
+                    memcpy(data + o, span_ptr(self, sp[r]), (size_t)sp[r].len);
+                    o += sp[r].len;
+                    if (valid) valid[j >> 3] |= (uint8_t)(1u << (j & 7));
+                }
+                j++;
+            }
+            off[m] = o;
+            PyObject *bo = blob_new((char *)off, (Py_ssize_t)((m + 1) * (int64_t)sizeof(int64_t)));
+            PyObject *bd = blob_new(data, (Py_ssize_t)total);
+            PyObject *bv = valid ? blob_new((char *)valid, (Py_ssize_t)(m / 8 + 1)) : (Py_INCREF(Py_None), Py_None);
+            if (!bo || !bd || !bv) { Py_XDECREF(bo); Py_XDECREF(bd); Py_XDECREF(bv); goto fail; }
+            SETD(keys[c], Py_BuildValue("(NNN)", bo, bd, bv));
+        }
+    }
+    /* the strings of the rows kept move to new segments; the old ones are returned to the system */
+    self->segs = NULL; self->nsegs = self->capsegs = 0;
+    relocated = 1;
+    {
+        vec_t *cols[3] = {&self->args, &self->ret, &self->stack};
+        for (int64_t r = 0; r < n; r++) {
+            if (!keep[r]) continue;
+            for (int c = 0; c < 3; c++) {
+                span_t *sp = &VEC_AT(*cols[c], span_t, r);
+                if (sp->len < 0) continue;
+                int64_t off;
+                char *dst = heap_room(self, (size_t)sp->len + 1, newi[r], &off);
+                if (!dst) goto fail;
+                if (sp->len) memcpy(dst, old[sp->off >> 32].p + (sp->off & 0xffffffffLL), (size_t)sp->len);
+                self->segs[self->nsegs - 1].n += (size_t)sp->len;
+                sp->off = off;
+            }
+        }
+    }
+    for (size_t i = 0; i < nold; i++) seg_free(&old[i]);
+    free(old);
+    old = NULL;
+    /* numeric columns: the rows given out to new buffers, the rows kept to the front */
+#define SPLIT(key, vec, T) do { \
+        T *out_ = malloc(((size_t)m + 1) * sizeof(T)); \
+        if (!out_) { PyErr_NoMemory(); goto fail; } \
+        T *in_ = (T *)(vec).p; \
+        for (int64_t r = 0; r < n; r++) { if (keep[r]) in_[newi[r]] = in_[r]; else out_[newi[r]] = in_[r]; } \
+        (vec).n = (size_t)k * sizeof(T); \
+        if (key) SETD((const char *)key, blob_new((char *)out_, (Py_ssize_t)(m * (int64_t)sizeof(T)))); else free(out_); \
+    } while (0)
+    SPLIT("kind", self->kind, int32_t);
+    SPLIT("pid", self->pid, int64_t);
+    SPLIT("ts", self->ts, int64_t);
+    SPLIT("end", self->end, int64_t);
+    SPLIT("dur", self->dur, int64_t);
+    SPLIT("name", self->name, int32_t);
+    SPLIT("retval", self->retval, int64_t);
+    SPLIT("errno", self->errno_, int32_t);
+    SPLIT("signal", self->signal, int32_t);
+    SPLIT("line", self->line, int64_t);
+    SPLIT(NULL, self->args, span_t);
+    SPLIT(NULL, self->ret, span_t);
+    SPLIT(NULL, self->stack, span_t);
+    SPLIT(NULL, self->orig, uint8_t);
+#undef SPLIT
+    for (size_t i = 0; i < self->pending.cap; i++)
+        if (self->pending.used[i] == USED) self->pending.vals[i] = newi[self->pending.vals[i]];
+    if (self->last_row >= 0) self->last_row = newi[self->last_row];
+    self->unknown_rows.n = 0;
+    if (self->pid_mode == PID_NONE && !self->leader_known)
+        for (int64_t r = 0; r < k; r++)
+            if (VEC_AT(self->pid, int64_t, r) == NA && VEC_PUSH(self->unknown_rows, int64_t, r)) goto fail;
+    self->nrows = k;
+    SETD("names", intern_list(&self->names));
+    SETD("errnos", intern_list(&self->errnos));
+    SETD("signals", intern_list(&self->signals));
+    Py_INCREF(self->messages); SETD("messages", self->messages); /* the lists move to the dict */
+    Py_INCREF(self->rejects); SETD("rejects", self->rejects);
+    Py_INCREF(self->summary); SETD("summary", self->summary);
+    Py_DECREF(self->messages); Py_DECREF(self->rejects); Py_DECREF(self->summary);
+    self->messages = PyList_New(0);
+    self->rejects = PyList_New(0);
+    self->summary = PyList_New(0);
+    if (!self->messages || !self->rejects || !self->summary) goto fail;
+    SETD("leader", self->leader_known && self->pid_mode == PID_NONE ? PyLong_FromLongLong(self->leader_pid)
+                                                                   : (Py_INCREF(Py_None), Py_None));
+#undef SETD
+    result = d;
+    d = NULL;
+fail:
+    if (old && relocated) { for (size_t i = 0; i < nold; i++) seg_free(&old[i]); free(old); }
+    Py_XDECREF(d);
+    free(keep); free(newi);
+    return result;
+}
+
 static PyMethodDef Parser_methods[] = {
     {"feed", (PyCFunction)Parser_feed, METH_O, "Parse a block of whole lines (bytes)."},
     {"finish", (PyCFunction)Parser_finish, METH_NOARGS, "Return the raw columns and side tables."},
+    {"drain", (PyCFunction)Parser_drain, METH_NOARGS,
+     "Return the rows no later line can change (as finish() does) and keep scanning with the others."},
     {"merge", (PyCFunction)Parser_merge, METH_O,
      "Append a parser that scanned the following bytes; False when the split point cannot be joined."},
     {NULL, NULL, 0, NULL},

@@ -41,6 +41,18 @@ class RawColumns(TypedDict):
     rejects: list[tuple[int, str, str]]  # (line, text, reason)
     summary: list[tuple[int, str]]  # (line, text) of the -c/-C table
 
+@type_check_only
+class DrainedColumns(RawColumns):
+    """What :meth:`Parser.drain` returns: :class:`RawColumns` of the rows given out, and
+
+    ``held``, the rows kept (calls still ``<unfinished ...>`` and the last row);
+    ``leader``, without a pid prefix, the pid that rows made before it was known
+    were given once it became known (None until then).
+    """
+
+    held: int
+    leader: int | None
+
 class Parser:
     """Parser(pid_mode, ts_mode, fixed_pid=NA): native strace scanner."""
 
@@ -49,6 +61,8 @@ class Parser:
         """Parse a block of whole lines (bytes); runs without the GIL."""
     def finish(self) -> RawColumns:
         """Return the raw columns and side tables (once: the parser is spent afterwards)."""
+    def drain(self) -> DrainedColumns:
+        """Return the rows no later line can change and go on scanning (see :class:`DrainedColumns`)."""
     def merge(self, other: Parser, /) -> bool:
         """Append a parser that scanned the following bytes; False when the split point cannot be joined."""
     @property

@@ -504,6 +504,8 @@ def read_strace(
     date: str | None = None,
     tz: str | None = None,
     time_base_s: float | None = None,
+    columns: list[str] | None = None,
+    filters: Any = None,
 ) -> pd.DataFrame:
     """Read strace output into one row per call, signal, exit or kill.
 
@@ -562,6 +564,12 @@ def read_strace(
     ``time_base_from`` repeats the trace's own base. Both are ignored, and
     ``time_base_from`` says so, for a trace whose stamps are already epoch
     seconds; they need ``engine="pandas"``.
+
+    A Parquet file written by :func:`workbench.syscalls.to_parquet` (``workbench
+    strace convert``) is loaded without parsing: the same frame and attrs as
+    reading the trace itself. Only there, ``columns=`` loads some columns and
+    ``filters=`` some rows, pushed down to the Parquet reader (see
+    :func:`workbench.syscalls.convert.read_converted`).
     """
     from ..engine import check_engine
 
@@ -586,6 +594,15 @@ def read_strace(
 
     use_native = _use_native(native)
     sources = _sources(source)
+    if len(sources) == 1 and isinstance(sources[0][1], Path) and engine == "pandas":
+        from .convert import is_converted, read_converted
+
+        if is_converted(sources[0][1]):
+            return read_converted(sources[0][1], columns=columns, filters=filters, strict=strict,
+                                  check_summary=check_summary, date=date, tz=tz, time_base_s=time_base_s)
+    if columns is not None or filters is not None:
+        raise UsageError("read_strace: columns= and filters= apply to a trace converted to Parquet "
+                         "(workbench.syscalls.to_parquet, workbench strace convert); convert it first")
     store = key = None
     if cache:
         paths = [o for _, o in sources if isinstance(o, Path)]

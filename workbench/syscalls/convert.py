@@ -1,0 +1,504 @@
+"""Streaming strace → Parquet: :func:`to_parquet`, and :func:`read_converted` to load the result back.
+
+A trace of any size is read in bounded memory. The C scanner reads the input
+block by block as :func:`read_strace` does; every ``row_group_lines`` lines it
+gives out the rows no later line can change (``Parser.drain``) and keeps the
+few that may still change: calls left ``<unfinished ...>`` (their
+``<... resumed>`` half, in a later chunk, is joined to them exactly as in one
+scan) and the last row (``-k`` stack frames may follow it). Line numbers,
+``-t/-tt`` day roll-over, ``-r`` sums and pid tracking carry on in the one
+scanner, so the rows are those of :func:`read_strace`, written as Parquet row
+groups as soon as they are given out. A row kept back is written with a later
+group: rows are made in line order, so reading sorts by ``line`` (it only
+permutes when some call stayed unfinished over a chunk boundary).
+
+Files written (``OUT`` is the path given):
+
+- ``OUT``: one row per event, the columns of :data:`STRACE_SCHEMA` (``kind``,
+  ``syscall``, ``errno``, ``signal`` as strings; ``pid`` and ``retval`` as
+  nullable int64; ``*_s`` as float64, NaN where missing), row groups of at most
+  about ``row_group_lines`` rows. The key ``workbench.strace`` of the file's
+  metadata holds a JSON object: ``source`` (the trace's name, used for the
+  rejects' source), ``time_base``, ``pid_mode``, ``lines``, ``rows``,
+  ``rejects``, ``messages``, ``summary`` (the lines of strace's own -c/-C
+  table), ``categories`` (every syscall, errno and signal name, for the
+  categorical columns), ``leader`` (see below) and ``side`` (the side file's
+  name).
+- the side file ``OUT`` with ``.side.parquet`` in place of ``.parquet``: one
+  row per rejected line and per ``strace:`` message, columns ``table``
+  (``"reject"`` or ``"message"``), ``line``, ``text``, ``reason`` (null for
+  messages), streamed as they come.
+
+``leader``: in a trace without pid prefix (``strace -f`` on stderr), rows made
+before the first ``[pid N]`` line have no pid and get that of the process that
+was traced first once it is known; rows already written then keep a null pid in
+the file and ``leader`` is ``{"pid": N, "up_to_line": L}``: every null pid at a
+line ≤ L reads back as N.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import InputNotFoundError, ParseError, UsageError
+from ..schema import SideTable, attach_rejects
+from ..sources import Source, compression_of_file
+from ._grammar import COLOUR_REASON, KINDS, NA, PID_COLUMN, PID_FIXED, PID_NONE
+from ._read import (
+    _COMPRESSED_SUFFIX,
+    _FF_NAME,
+    _PID_MODES,
+    _TS_MODES,
+    TIME_BASES,
+    Readable,
+    _blocks,
+    _finish,
+    _from_native,
+    _head,
+    _mode,
+    _native,
+    _seconds,
+    _sources,
+    native_available,
+    set_time_base,
+    sniff,
+)
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm as Bar
+
+META_KEY = b"workbench.strace"
+FORMAT_VERSION = 1
+ROW_GROUP_LINES = 1 << 18  # 262,144 lines: about 230 MiB above the imports while converting, whatever the size
+
+#: the Arrow schema of a converted trace (the frame's columns, in order)
+ARROW_SCHEMA = pa.schema([
+    ("kind", pa.string()), ("pid", pa.int64()), ("timestamp_s", pa.float64()),
+    ("end_timestamp_s", pa.float64()), ("duration_s", pa.float64()), ("syscall", pa.string()),
+    ("args", pa.large_string()), ("ret_text", pa.large_string()), ("retval", pa.int64()),
+    ("errno", pa.string()), ("signal", pa.string()), ("backtrace", pa.large_string()), ("line", pa.int64()),
+])
+SIDE_SCHEMA = pa.schema([("table", pa.string()), ("line", pa.int64()), ("text", pa.large_string()),
+                         ("reason", pa.string())])
+_SIDE_BATCH = 1 << 16
+_CATEGORIES = {"syscall": "names", "errno": "errnos", "signal": "signals"}
+_DICTIONARY = ["kind", "syscall", "errno", "signal"]
+
+
+@dataclass(frozen=True)
+class ConvertResult:
+    """What :func:`to_parquet` wrote: paths, counts, and the most rows the scanner held at once."""
+
+    path: Path
+    side_path: Path
+    lines: int
+    rows: int
+    rejects: int
+    messages: int
+    row_groups: int
+    peak_rows_held: int  # rows in the scanner at a drain (given out + kept back), the most over the run
+    time_base: str
+    pid_mode: str
+    seconds: float
+
+
+def side_path_of(path: str | os.PathLike[str]) -> Path:
+    """The side file (rejects and messages) of a converted trace at ``path``."""
+    p = Path(path)
+    stem = p.name[:-len(".parquet")] if p.name.endswith(".parquet") else p.name
+    return p.with_name(stem + ".side.parquet")
+
+
+def _codes_to_strings(codes: np.ndarray, names: list[str]) -> pa.Array:
+    values = pa.array(names, type=pa.string())
+    return values.take(pa.array(codes, type=pa.int32(), mask=codes < 0))
+
+
+def _nullable(values: np.ndarray) -> pa.Array:
+    return pa.array(values, type=pa.int64(), mask=values == NA)
+
+
+def _table(raw: dict[str, Any]) -> pa.Table:
+    """The Arrow table of one batch of scanner rows (no pandas on the way)."""
+    kinds = pa.array(list(KINDS), type=pa.string())
+    arrays = [
+        kinds.take(pa.array(raw["kind"], type=pa.int32())),
+        _nullable(raw["pid"]),
+        pa.array(_seconds(raw["ts"])),
+        pa.array(_seconds(raw["end"])),
+        pa.array(_seconds(raw["dur"])),
+        _codes_to_strings(raw["name"], raw["names"]),
+        raw["args"],
+        raw["ret_text"],
+        _nullable(raw["retval"]),
+        _codes_to_strings(raw["errno"], raw["errnos"]),
+        _codes_to_strings(raw["signal"], raw["signals"]),
+        raw["backtrace"],
+        pa.array(raw["line"], type=pa.int64()),
+    ]
+    return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+def _modes(name: str, head: str, pid_prefix: str | None, timestamps: str | None) -> tuple[int, int, int]:
+    """(pid_mode, ts_mode, fixed_pid) exactly as :func:`read_strace` chooses them for one input."""
+    pid_mode, ts_mode = sniff(head)
+    pid_mode = _mode(pid_prefix, _PID_MODES, "pid_prefix") if pid_prefix is not None else pid_mode
+    ts_mode = _mode(timestamps, _TS_MODES, "timestamps") if timestamps is not None else ts_mode
+    fixed = NA
+    m = _FF_NAME.search(_COMPRESSED_SUFFIX.sub("", name))
+    if m is not None and pid_mode == PID_NONE and not re.search(r"^\[pid ", head, re.M):
+        pid_mode, fixed = PID_FIXED, int(m.group(1))
+    return pid_mode, ts_mode, fixed
+
+
+def _pieces(obj: Readable, every: int) -> Any:
+    """(piece, ends_a_chunk) of the input: pieces of whole lines, a chunk end after every ``every`` lines."""
+    since = 0
+    for block in _blocks(obj):
+        view = memoryview(block)
+        nl = np.flatnonzero(np.frombuffer(view, dtype=np.uint8) == 10)
+        start, i = 0, 0
+        while start < len(view):
+            need = every - since
+            if i + need - 1 < len(nl):
+                end = int(nl[i + need - 1]) + 1
+                yield view[start:end], True
+                i += need
+                since = 0
+                start = end
+            else:
+                yield view[start:], False
+                since += len(nl) - i + (0 if view[-1] == 10 else 1)
+                start = len(view)
+
+
+class _Side:
+    """Rejects and messages, streamed to the side file in batches."""
+
+    def __init__(self, path: Path) -> None:
+        self.writer = pq.ParquetWriter(path, SIDE_SCHEMA, compression="zstd")
+        self.rows: list[tuple[str, int, str, str | None]] = []
+        self.rejects = self.messages = 0
+
+    def add(self, raw: dict[str, Any]) -> None:
+        self.rows += [("reject", ln, text, reason) for ln, text, reason in raw["rejects"]]
+        self.rows += [("message", ln, text, None) for ln, text in raw["messages"]]
+        self.rejects += len(raw["rejects"])
+        self.messages += len(raw["messages"])
+        if len(self.rows) >= _SIDE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        cols = list(zip(*self.rows, strict=True))
+        self.writer.write_table(pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, SIDE_SCHEMA,
+                                                                                             strict=True)],
+                                                     schema=SIDE_SCHEMA))
+        self.rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def to_parquet(
+    trace: Source,
+    out: str | os.PathLike[str],
+    *,
+    row_group_lines: int = ROW_GROUP_LINES,
+    progress: bool | None = None,
+    pid_prefix: str | None = None,
+    timestamps: str | None = None,
+) -> ConvertResult:
+    """Convert one strace output file (or text, or stream) to Parquet in bounded memory.
+
+    Writes ``out`` and its side file (see the module's documentation for both
+    layouts); reading them back with :func:`read_strace` (or
+    :func:`read_converted`) gives exactly the frame and the rejects
+    ``read_strace(trace)`` gives. ``row_group_lines``: input lines per chunk
+    (and about the rows per row group); the scanner holds at most that many rows
+    plus the calls still unfinished. ``progress``: a bar with bytes, lines/s
+    and the time left (default: for inputs over 64 MiB). ``pid_prefix`` and
+    ``timestamps`` force the format as in :func:`read_strace`. Needs the C
+    scanner. Colour escapes raise :class:`ParseError`; nothing is left behind
+    on error. Returns a :class:`ConvertResult`.
+    """
+    if not isinstance(row_group_lines, int) or row_group_lines < 1:
+        raise UsageError(f"to_parquet(row_group_lines={row_group_lines!r}): expected a positive number of lines")
+    if not native_available():
+        raise UsageError("to_parquet needs the C strace scanner (pip install -e . with a C compiler; "
+                         "WORKBENCH_NO_NATIVE must not be set)")
+    sources = _sources(trace)
+    if len(sources) != 1:
+        raise UsageError(f"to_parquet converts one trace, got {len(sources)} inputs; convert each file of an "
+                         "-ff set on its own")
+    name, obj = sources[0]
+    out_path = Path(out)
+    side = side_path_of(out_path)
+    if not out_path.parent.is_dir():
+        raise InputNotFoundError(f"to_parquet: the folder of {out_path} does not exist")
+    head, obj = _head(obj)
+    pid_mode, ts_mode, fixed = _modes(name, head, pid_prefix, timestamps)
+    size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
+    if isinstance(obj, Path) and compression_of_file(obj) is not None:
+        size = 0
+    bar: Bar | None = None
+    if progress if progress is not None else size > (64 << 20):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=size or None, unit="B", unit_scale=True, desc=f"convert {Path(name).name}")
+    tmp, side_tmp = out_path.with_name(out_path.name + ".part"), side.with_name(side.name + ".part")
+    t0 = time.perf_counter()
+    parser = _native.Parser(pid_mode, ts_mode, fixed)
+    writer = pq.ParquetWriter(tmp, ARROW_SCHEMA, compression="zstd", use_dictionary=_DICTIONARY)
+    sides = _Side(side_tmp)
+    rows = groups = peak = 0
+    leader: int | None = None
+    up_to_line = 0
+    names: dict[str, list[str]] = {}
+    summary: list[str] = []
+    done = False
+
+    def emit(raw: dict[str, Any]) -> None:
+        nonlocal rows, groups, up_to_line
+        n = raw["rows"]
+        cols = _from_native(raw)  # type: ignore[arg-type]  # (a drain() or finish() dict, copied)
+        for k in ("names", "errnos", "signals"):
+            names[k] = raw[k]
+        summary.extend(text for _, text in raw["summary"])
+        sides.add(raw)
+        if n:
+            if leader is None and pid_mode == PID_NONE:
+                unknown = cols["line"][cols["pid"] == NA]
+                if len(unknown):
+                    up_to_line = max(up_to_line, int(unknown.max()))
+            writer.write_table(_table(cols), row_group_size=max(n, 1))
+            rows += n
+            groups += 1
+
+    try:
+        for piece, chunk_end in _pieces(obj, row_group_lines):
+            parser.feed(piece)
+            if parser.colour is not None:
+                raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
+            if bar is not None:
+                bar.update(len(piece))
+            if chunk_end:
+                raw: dict[str, Any] = dict(parser.drain())
+                peak = max(peak, raw["rows"] + raw["held"])
+                if raw["leader"] is not None and leader is None:
+                    leader = int(raw["leader"])
+                emit(raw)
+                if bar is not None:
+                    secs = time.perf_counter() - t0
+                    bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
+        raw = dict(parser.finish())
+        peak = max(peak, raw["rows"])
+        n_lines = int(raw["lines"])
+        emit(raw)
+        meta = {
+            "version": FORMAT_VERSION, "source": name, "time_base": TIME_BASES[ts_mode],
+            "pid_mode": {PID_NONE: "none", PID_COLUMN: "column", PID_FIXED: "file"}[pid_mode],
+            "lines": n_lines, "rows": rows, "rejects": sides.rejects, "messages": sides.messages,
+            "summary": summary, "categories": names,
+            "leader": None if leader is None or up_to_line == 0 else {"pid": leader, "up_to_line": up_to_line},
+            "side": side.name,
+        }
+        writer.add_key_value_metadata({META_KEY: json.dumps(meta).encode()})
+        writer.close()
+        sides.close()
+        os.replace(side_tmp, side)
+        os.replace(tmp, out_path)
+        done = True
+    finally:
+        if bar is not None:
+            bar.close()
+        if not done:
+            for closer in (writer.close, sides.writer.close):
+                try:
+                    closer()
+                except Exception:  # noqa: BLE001 - already failing: the first error is the one raised
+                    pass
+            for p in (tmp, side_tmp):
+                p.unlink(missing_ok=True)
+    return ConvertResult(path=out_path, side_path=side, lines=n_lines, rows=rows, rejects=sides.rejects,
+                         messages=sides.messages, row_groups=groups, peak_rows_held=peak,
+                         time_base=str(meta["time_base"]), pid_mode=str(meta["pid_mode"]),
+                         seconds=time.perf_counter() - t0)
+
+
+# -- reading back -----------------------------------------------------------------
+def is_converted(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a Parquet file (it starts with the magic ``PAR1``)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            if f.read(4) != b"PAR1":
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _meta(path: Path) -> dict[str, Any]:
+    try:
+        kv = pq.read_metadata(path).metadata or {}
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise ParseError(str(path), None, "", f"damaged Parquet file ({exc}); expected a file written by "
+                         "workbench.syscalls.to_parquet") from None
+    if META_KEY not in kv:
+        raise ParseError(str(path), None, "", "a Parquet file without the workbench.strace metadata key: "
+                         "expected a file written by workbench.syscalls.to_parquet (workbench strace convert)")
+    meta: dict[str, Any] = json.loads(kv[META_KEY])
+    if meta.get("version") != FORMAT_VERSION:
+        raise ParseError(str(path), None, "", f"converted trace format {meta.get('version')!r}; this version "
+                         f"reads format {FORMAT_VERSION}: convert the trace again")
+    return meta
+
+
+def _categorical(col: pa.ChunkedArray, categories: list[str]) -> np.ndarray:
+    """Codes of a string or dictionary column into ``categories`` (mapped per chunk, no Python objects)."""
+    cats = pd.Index(categories, dtype=object)
+    parts = []
+    for chunk in col.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        where = cats.get_indexer(pd.Index(chunk.dictionary.to_pylist(), dtype=object))
+        if (where < 0).any():
+            raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
+                             "the file is damaged; convert the trace again")
+        remap = np.append(where, -1).astype(np.int32)
+        idx = chunk.indices.fill_null(-1).to_numpy().astype(np.int64, copy=False)
+        parts.append(remap[idx])
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+
+
+def _frame(box: list[pa.Table], meta: dict[str, Any], order: np.ndarray | None) -> pd.DataFrame:
+    """The frame of the table in ``box`` with :func:`read_strace`'s dtypes, rows in ``order`` (None: as is).
+
+    The table is taken out of ``box`` and its columns are converted one at a
+    time and dropped, so about one copy of the data is alive at once.
+    """
+    table = box.pop()
+    data: dict[str, Any] = {}
+    for name in list(table.column_names):
+        col = table.column(name)
+        table = table.drop_columns([name])
+        if name == "kind" or name in _CATEGORIES:
+            cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
+            codes = _categorical(col, cats)
+            data[name] = pd.Categorical.from_codes(codes if order is None else codes[order],
+                                                   categories=pd.Index(cats, dtype=object))
+        elif name in ("pid", "retval"):
+            values = col.fill_null(NA).to_numpy().astype(np.int64, copy=False)
+            if order is not None:
+                values = values[order]
+            data[name] = pd.arrays.IntegerArray(values, values == NA)
+        elif name in ("args", "ret_text", "backtrace"):
+            # one chunk: a take on it is a single pass, not one per row group
+            text = col.cast(pa.large_string()).combine_chunks()
+            del col
+            if order is not None:
+                text = text.take(pa.array(order))
+            data[name] = pa.chunked_array([text]).to_pandas()
+        else:
+            values = col.to_numpy()
+            data[name] = values if order is None else values[order]
+    return pd.DataFrame(data, copy=False)
+
+
+def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
+    side = path.with_name(str(meta["side"]))
+    if not side.is_file():
+        raise InputNotFoundError(f"{path}: its side file {side} (rejected lines and messages) is missing; "
+                                 "keep both files of a converted trace together")
+    return pq.read_table(side).to_pandas()
+
+
+def read_converted(
+    path: str | os.PathLike[str],
+    *,
+    columns: list[str] | None = None,
+    filters: Any = None,
+    strict: bool = False,
+    check_summary: bool = True,
+    date: str | None = None,
+    tz: str | None = None,
+    time_base_s: float | None = None,
+) -> pd.DataFrame:
+    """Load a trace written by :func:`to_parquet`: the frame :func:`read_strace` gives, or a part of it.
+
+    ``columns``: the columns to load (default all, :data:`STRACE_SCHEMA`'s
+    order). ``filters``: rows to load, pushed down to the Parquet reader so
+    row groups that cannot match are skipped: pyarrow's form, a list of
+    ``(column, op, value)`` tuples (all must hold) or a list of such lists
+    (any), e.g. ``[("syscall", "in", ["futex", "epoll_wait"]), ("pid", "=", 42),
+    ("timestamp_s", ">=", t0), ("timestamp_s", "<", t1), ("duration_s", ">=", 0.01)]``.
+    Rows keep trace order. ``attrs`` as for :func:`read_strace` (rejects with
+    the original trace's name as source); the trace's own -C table is compared
+    with the counts only when every row and column is loaded.
+    """
+    p = Path(path)
+    meta = _meta(p)
+    wanted = list(columns) if columns is not None else list(ARROW_SCHEMA.names)
+    unknown = [c for c in wanted if c not in ARROW_SCHEMA.names]
+    if unknown:
+        raise UsageError(f"read_strace(columns=...): no column {', '.join(map(repr, unknown))}; "
+                         f"the columns are {', '.join(ARROW_SCHEMA.names)}")
+    leader = meta.get("leader")
+    try:
+        if leader is not None:  # null pids to fill in before any filter on pid can be applied
+            table = pq.read_table(p, read_dictionary=_DICTIONARY)
+            pid = table.column("pid")
+            fill = pc.and_(pc.is_null(pid), pc.less_equal(table.column("line"), leader["up_to_line"]))
+            table = table.set_column(table.schema.get_field_index("pid"), "pid",
+                                     pc.if_else(fill, pa.scalar(leader["pid"], pa.int64()), pid))
+            if filters is not None:
+                table = table.filter(pq.filters_to_expression(filters))
+        else:
+            read = wanted if "line" in wanted else [*wanted, "line"]
+            table = pq.read_table(p, columns=read, filters=filters,
+                                  read_dictionary=[c for c in _DICTIONARY if c in read])
+    except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
+                         "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
+    lines = table.column("line").to_numpy()
+    # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
+    order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
+        else None
+    del lines
+    box = [table.select(wanted)]
+    del table
+    frame = _frame(box, meta, order)
+    source = str(meta["source"])
+    side = _side(p, meta)
+    rej = side[side["table"] == "reject"]
+    msg = side[side["table"] == "message"]
+    attach_rejects(frame, list(zip([source] * len(rej), rej["line"].astype("int64").tolist(),
+                                   rej["text"].tolist(), rej["reason"].tolist(), strict=True)))
+    if strict and len(rej):
+        first = rej.sort_values("line").iloc[0]
+        raise ParseError(source, int(first["line"]), str(first["text"]), str(first["reason"]))
+    frame.attrs["messages"] = SideTable(pd.DataFrame(
+        {"source": [source] * len(msg), "line": msg["line"].astype("int64").tolist(),
+         "text": msg["text"].tolist()}).astype({"source": object, "line": "int64", "text": object}))
+    frame.attrs["time_base"] = meta["time_base"]
+    frame.attrs["lines"] = int(meta["lines"])
+    from .summary import parse_summary_table
+
+    whole = columns is None and filters is None
+    frame.attrs["strace_summary"] = SideTable(parse_summary_table(meta["summary"])) if meta["summary"] else None
+    frame = _finish(frame, strict, check_summary and whole, str(p))
+    return set_time_base(frame, date, tz, time_base_s)
