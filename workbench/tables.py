@@ -140,6 +140,7 @@ def read_table(
     all_rejects: list[tuple[str, int, str, str]] = []
     for inp in open_inputs(source, f"{schema.name} table"):
         col = Collector(inp.name, strict)
+        inp = inp.complete(col)
         frames.append(_parse(inp.name, inp.text, schema, rules, key, check, col))
         col.check()
         all_rejects.extend(col.sorted_rows())

@@ -130,7 +130,7 @@ def load_rows(source: Source, what: str, parser: Parser, *, host: str = "", time
     rejects: list[RejectRow] = []
     for inp in open_inputs(source, what, directories=True):
         col = Collector(inp.name, strict)
-        rows.extend(parser(inp, col, **options))
+        rows.extend(parser(inp.complete(col), col, **options))
         col.check()
         rejects.extend(col.sorted_rows())
     return finish(rows, rejects, host=host, timestamp=timestamp)

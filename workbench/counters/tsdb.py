@@ -37,6 +37,7 @@ def read_tsdb_csv(source: Source, *, strict: bool = False) -> pd.DataFrame:
     frames = []
     for inp in open_inputs(source, "TSDB CSV", directories=True):
         col = Collector(inp.name, strict)
+        inp = inp.complete(col)
         reader = csv.reader(io.StringIO(inp.text))
         try:
             by_ts = _records(inp.name, reader, col)

@@ -31,7 +31,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..errors import ParseError, UsageError
-from ..sources import Collector, Input
+from ..sources import INCOMPLETE, Collector, Input, incomplete_tail
 from ._common import finish, iso_to_epoch, unit_seconds, value_step
 from ._schemas import SAMPLES_SCHEMA
 from ._table import Table, parse_bool, split_table, to_float
@@ -333,6 +333,9 @@ def read_csv_stream(
             if line0 == 0 and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
             text = block.decode("utf-8", errors="replace")
+            if not data and (tail := incomplete_tail(text)) is not None:  # the file's last line lacks its end
+                col.reject(line0 + tail[0], tail[1], INCOMPLETE)
+                text = text[: len(text) - len(tail[1])]
             if plan is None and data and not any(
                     ln.strip() and not ln.startswith("#") for ln in text.splitlines()):
                 carry = block + carry  # only comments so far: the header is further on

@@ -50,6 +50,9 @@ _READERS = {
     "locust_failures": ("_locust", "read_locust_failures_text"),
     "values": ("_curl", "read_values"),
 }
+#: formats whose file is one document (JSON, XML), judged whole by its parser; the others are line-oriented
+#: and reject a last line without its line end ("incomplete last line", files and streams only)
+_DOCUMENT_FORMATS = frozenset({"ghz", "fortio", "k6_summary", "jmeter_xml"})
 _CSV_ONLY = ("latency_column", "timestamp_column", "timestamp_unit")
 #: plain CSV files bigger than this are read in blocks with a progress bar
 STREAM_BYTES = 64 << 20
@@ -99,7 +102,10 @@ def _read_one(inp: Input, fmt: str | None, strict: bool, options: dict[str, Any]
             raise _undetected(inp)
     mod_name, fn_name = _READERS[fmt]
     fn: Callable[..., pd.DataFrame] = getattr(importlib.import_module(f"{__package__}.{mod_name}"), fn_name)
-    return fn(inp, Collector(inp.name, strict), **_options_for(fmt, options))
+    col = Collector(inp.name, strict)
+    if fmt not in _DOCUMENT_FORMATS:
+        inp = inp.complete(col)
+    return fn(inp, col, **_options_for(fmt, options))
 
 
 def _streams(path: Path, fmt: str | None) -> bool:

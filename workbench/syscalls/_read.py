@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
 from ..sources import (
+    INCOMPLETE,
     Source,
     Text,
     compression_of_file,
@@ -289,7 +290,11 @@ def _threads_wanted(obj: Readable, native: bool, pid_mode: int) -> bool:
         return False
     if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
         return False
-    return obj.stat().st_size >= PARALLEL_MIN_BYTES
+    if obj.stat().st_size < PARALLEL_MIN_BYTES:
+        return False
+    with open(obj, "rb") as f:  # an incomplete last line is set aside by the one-scanner path
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _split_point(path: Path) -> int | None:
@@ -339,8 +344,16 @@ def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
     return first
 
 
+def _with_tail(raw: dict[str, Any], tail: bytes | None) -> dict[str, Any]:
+    """``raw`` with an incomplete last line (not fed to the scanner) rejected and counted."""
+    if tail is not None:
+        raw["lines"] = int(raw["lines"]) + 1
+        raw["rejects"] = [*raw["rejects"], (raw["lines"], tail.decode("latin-1"), INCOMPLETE)]
+    return raw
+
+
 def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int, native: bool,
-          bar: Bar | None) -> dict[str, Any]:
+          bar: Bar | None, whole: bool = False) -> dict[str, Any]:
     """Feed the input block by block to one scanner; raise on colour escapes.
 
     With WORKBENCH_THREADS=2, big files with a pid column (or one pid per file)
@@ -358,16 +371,16 @@ def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int,
             bar.reset()
     if native:
         nat = _native.Parser(pid_mode, ts_mode, fixed_pid)
-        _feed_all(nat, name, obj, None, bar)
-        return _from_native(nat.finish())
+        tail = _feed_all(nat, name, obj, None, bar, whole)
+        return _with_tail(_from_native(nat.finish()), tail)
     ref = RefParser(pid_mode, ts_mode, fixed_pid)
     # the reference scanner allocates one list per row: cyclic GC passes over them are pure cost
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        _feed_all(ref, name, obj, min(BLOCK_BYTES, REF_BLOCK_BYTES), bar)
-        return _from_reference(ref.finish())
+        tail = _feed_all(ref, name, obj, min(BLOCK_BYTES, REF_BLOCK_BYTES), bar, whole)
+        return _with_tail(_from_reference(ref.finish()), tail)
     finally:
         if paused:
             gc.enable()
@@ -382,14 +395,29 @@ class _Scanner(Protocol):
     def feed(self, block: bytes | memoryview, /) -> None: ...
 
 
-def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar | None) -> None:
-    """The whole input through one scanner, block by block; ParseError at the first colour escape."""
+def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar | None,
+              whole: bool = False) -> bytes | None:
+    """The whole input through one scanner, block by block; ParseError at the first colour escape.
+
+    Returns the input's last line when it lacks its newline and is not blank:
+    that line is not fed (an incomplete last line is never a record), unless
+    ``whole`` (inline text, complete by construction).
+    """
+    tail = None
     for b in _blocks(obj, size=size):
+        if not whole and len(b) and b[-1] != 0x0A:  # only the last block can end inside a line
+            k = bytes(b).rfind(b"\n")
+            if bytes(b[k + 1:]).strip():
+                tail = bytes(b[k + 1:])
+                b = b[:k + 1]
+                if not len(b):
+                    continue
         p.feed(b)
         if bar is not None:
             bar.update(len(b))
         if p.colour is not None:
             raise ParseError(name, p.colour[0], p.colour[1], COLOUR_REASON)
+    return tail
 
 
 _FF_NAME = re.compile(r"\.([0-9]+)$")
@@ -407,6 +435,7 @@ def _mode(value: str, choices: dict[str, int], parameter: str) -> int:
 def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | None = None,
               timestamps: str | None = None, progress: bool | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Parse one input; return (frame, raw side tables)."""
+    whole = isinstance(obj, str)  # inline text (a stream is read into a str by _head: it is not whole)
     head, obj = _head(obj)
     pid_mode, ts_mode = sniff(head)
     pid_mode = _mode(pid_prefix, _PID_MODES, "pid_prefix") if pid_prefix is not None else pid_mode
@@ -425,7 +454,7 @@ def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | N
 
         bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"strace {Path(name).name}")
     try:
-        raw = _scan(name, obj, pid_mode, ts_mode, fixed, use_native, bar)
+        raw = _scan(name, obj, pid_mode, ts_mode, fixed, use_native, bar, whole)
     finally:
         if bar is not None:
             bar.close()
