@@ -18,6 +18,7 @@ def test_short_budget_gives_frames_or_family_errors(target: F.Target, tmp_path: 
     tally = F.fuzz(target, 25, seed=2026, workdir=tmp_path, scanners=target.name == "strace_reference")
     assert tally.cases == 25, f"{target.name}: no seed files"
     assert tally.crashes == [] and tally.disagreements == []
+    assert tally.undocumented == [] and tally.silent_losses == []
 
 
 @pytest.mark.parametrize("path", KEPT, ids=lambda p: f"{p.parent.name}/{p.name}")
