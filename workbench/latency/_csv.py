@@ -25,12 +25,16 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from ..errors import ParseError, UsageError
+
+if TYPE_CHECKING:
+    from ..cache import Key
 from ..sources import INCOMPLETE, Collector, Input, incomplete_tail
 from ._common import finish, iso_to_epoch, unit_seconds, value_step
 from ._schemas import SAMPLES_SCHEMA
@@ -300,13 +304,15 @@ def read_csv_stream(
     timestamp_unit: str | None = None,
     block_bytes: int = 32 << 20,
     progress: bool = True,
+    key: Key | None = None,
 ) -> pd.DataFrame:
     """Like :func:`read_csv_samples` for a big file, read in blocks of whole records.
 
     Memory holds one block of text at a time (plus the typed result); a progress
     bar counts bytes. Blocks end at a line break outside quotes, so a quoted field
     spanning lines is never cut. A unit-less numeric timestamp column's unit is
-    decided by the magnitude of the first block's values.
+    decided by the magnitude of the first block's values. ``key``, when given,
+    is fed every byte read (the cache key of what was parsed).
     """
     size = path.stat().st_size
     parts: list[pd.DataFrame] = []
@@ -319,6 +325,8 @@ def read_csv_stream(
         carry = b""
         while True:
             data = f.read(block_bytes)
+            if key is not None:
+                key.feed(data)
             buf = carry + data
             if not buf:
                 break
