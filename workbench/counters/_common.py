@@ -3,6 +3,12 @@
 Inputs and rejects go through :mod:`workbench.sources` (:func:`~workbench.sources.open_inputs`,
 :class:`~workbench.sources.Collector`): every loader parses a whole input, then calls
 ``Collector.check()``, so ``strict=True`` raises the earliest rejected line of that input.
+
+A file or stream whose last line has no line end (cut while written) has that
+line rejected as "incomplete last line", never read as a counter
+(:meth:`~workbench.sources.Input.complete`; compressed files are judged by
+their decompressed text). bpftrace and fincore JSON are judged whole by their
+JSON parser; text passed inline by the program is whole.
 """
 from __future__ import annotations
 

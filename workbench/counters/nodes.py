@@ -22,7 +22,8 @@ def read_node_attributes(source: Source) -> pd.DataFrame:
 
     ``source`` is a path, a stream or the text itself. Blank lines are skipped.
     Raises ParseError (file, line) when the ``host`` column is missing, a record
-    has the wrong number of fields or a host is listed twice.
+    has the wrong number of fields or a host is listed twice. A file's last line
+    without its line end is rejected ("incomplete last line", ``attrs['rejects']``).
     """
     frames = []
     first_seen: dict[str, str] = {}

@@ -154,6 +154,7 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any
         whole = path.read_bytes()
         contents = [whole]
     key = None
+    beside: Path | None = None
     beside_bytes = None
     if store is not None:
         beside = Path(name[: -len("_stats.csv")] + "_failures.csv") if name.endswith("_stats.csv") else None
@@ -181,7 +182,8 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any
             key = parsed.hexdigest()
     else:  # the key above and this frame come from the same bytes, ``whole``
         frame = _read_one(Input(name, decode(decompress(whole, name))), fmt, strict, options)
-        if beside_bytes is not None and beside.is_file() and beside.read_bytes() != beside_bytes:
+        if beside is not None and beside_bytes is not None and beside.is_file() \
+                and beside.read_bytes() != beside_bytes:
             key = None  # the failures file changed while it was read: not known which bytes were parsed
     if store is not None and key is not None:
         store.store(key, frame)

@@ -43,9 +43,9 @@ from ._schema import STRACE_SCHEMA
 
 if TYPE_CHECKING:
     from distributed import Client
+    from tqdm.auto import tqdm as Bar
 
     from ..cache import Key
-    from tqdm.auto import tqdm as Bar
 
 #: one input: a file (read in blocks), text, or an open stream (text or bytes)
 Readable = Path | str | IO[Any]
