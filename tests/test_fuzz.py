@@ -48,3 +48,12 @@ def test_huge_counters_are_rejected_per_line_not_crashed() -> None:
     f = read_vmstat(F.CRASHERS / "vmstat" / "huge_integer.txt")
     assert f["counter"].tolist() == ["pgpgin"] and len(f.attrs["rejects"]) == 1
     assert "64 bits" in f.attrs["rejects"].rows()[0][3]
+
+
+def test_wide_header_rejects_do_not_copy_the_header() -> None:
+    from workbench.latency import read_latency
+
+    f = read_latency(F.CRASHERS / "latency_jmeter" / "1adbd35964916205.csv", format="jmeter")
+    rows = f.attrs["rejects"].rows()
+    assert len(f) == 0 and len(rows) == 255
+    assert all(len(r[3]) < 400 and "(8005 more)" in r[3] for r in rows)  # 8,017 names, 12 of them listed
