@@ -37,7 +37,7 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
                    "expected hey's header starting 'response-time,DNS+dialup,DNS,…'")
     df = tab.frame()
     bad_reason = pd.Series("", index=df.index, dtype=object)
-    out = pd.DataFrame(index=df.index)
+    columns: dict[str, pd.Series] = {}  # built apart and joined once: a wide file stays linear
     for h in tab.header:
         name = _NAMES.get(h, h)
         if name.endswith("_s") or name == "status_code":
@@ -47,9 +47,11 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
                 bad |= v.notna() & ((v != np.floor(v)) | (v > 999))
             bad_reason[bad & bad_reason.eq("")] = (f"{h}: expected an HTTP status code (0–999)" if name == "status_code"
                                                    else f"{h}: expected a finite non-negative number")
-            out[name] = v
+            columns[name] = v
         else:
-            out[name] = df[h]
+            columns[name] = df[h]
+    out = pd.concat(columns, axis=1) if columns else pd.DataFrame(index=df.index)
+    out.index = df.index
     keep = bad_reason.eq("")
     for line in df.index[~keep]:
         col.reject(int(line), inp.line(int(line)), bad_reason[line])
