@@ -37,7 +37,7 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
                    "expected hey's header starting 'response-time,DNS+dialup,DNS,…'")
     df = tab.frame()
     bad_reason = pd.Series("", index=df.index, dtype=object)
-    columns: dict[str, pd.Series] = {}  # built apart and joined once: a wide file stays linear
+    columns: dict[str, pd.Series] = {}  # joined once: wide files stay linear
     for h in tab.header:
         name = _NAMES.get(h, h)
         if name.endswith("_s") or name == "status_code":
@@ -51,7 +51,6 @@ def read_hey(inp: Input, col: Collector) -> pd.DataFrame:
         else:
             columns[name] = df[h]
     out = pd.concat(columns, axis=1) if columns else pd.DataFrame(index=df.index)
-    out.index = df.index
     keep = bad_reason.eq("")
     for line in df.index[~keep]:
         col.reject(int(line), inp.line(int(line)), bad_reason[line])
