@@ -12,7 +12,11 @@ agree (same frame, same rejects).
 
 ``python -m tests.fuzzing --cases N [--seed S] [--save]`` runs a long budget
 (``make fuzz``) and prints a table per loader: cases, crashes, family errors,
-scanner disagreements, slowest case.
+undocumented errors (a family error that does not name the file), silent
+losses (a frame from a file whose last line has no line end that does not
+reject it as "incomplete last line"), hangs (over :data:`HANG_S` CPU seconds
+on an input under 1 MB), scanner disagreements, slowest case (CPU seconds). Every crasher, undocumented
+error, silent loss, hang and disagreement is kept under ``tests/data/fuzz/``.
 """
 from __future__ import annotations
 
@@ -31,6 +35,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 CRASHERS = ROOT / "tests" / "data" / "fuzz"
 MAX_SEED_BYTES = 200_000
+#: a case that uses more CPU seconds than this on an input under 1 MB is a hang
+HANG_S = 2.0
+#: targets whose inputs are whole documents (JSON), not lines: the incomplete-last-line rule does not apply
+DOCUMENT_TARGETS = frozenset({"latency_ghz", "latency_fortio", "fincore", "bpftrace"})
+DOCUMENT_FORMATS = frozenset({"ghz", "fortio", "k6_summary", "jmeter_xml"})
 
 
 # ------------------------------------------------------------------ loaders
@@ -252,6 +261,9 @@ class Tally:
     family_errors: int = 0
     crashes: list[tuple[str, str]] = field(default_factory=list)  # (case hash, error)
     disagreements: list[str] = field(default_factory=list)
+    undocumented: list[tuple[str, str]] = field(default_factory=list)  # family errors not naming the file
+    silent_losses: list[tuple[str, str]] = field(default_factory=list)
+    hangs: list[tuple[str, float]] = field(default_factory=list)
     slowest_s: float = 0.0
 
 
@@ -272,8 +284,50 @@ def check_frame(result: Any) -> str | None:
     return None
 
 
-def run_case(target: Target, path: Path) -> tuple[str, str]:
-    """``("frame" | "family" | "crash", detail)`` of one loader run on one file."""
+def silent_loss(target: Target, data: bytes, result: Any) -> str | None:
+    """What a returned frame lost without a word, or None.
+
+    A file whose (decompressed) last line has no line end must reject that
+    line as "incomplete last line" (line-oriented loaders; JSON documents are
+    judged whole).
+    """
+    import pandas as pd
+
+    from workbench.errors import WorkbenchError
+    from workbench.schema import Rejects
+    from workbench.sources import INCOMPLETE, decode, decompress, incomplete_tail
+
+    if target.name in DOCUMENT_TARGETS:
+        return None
+    try:
+        text = decode(decompress(data))
+    except WorkbenchError:
+        return None
+    if text.lstrip().startswith(("{", "[", "<")):
+        return None  # a JSON or XML document
+    if target.name.startswith("strace"):
+        tail = incomplete_tail(text, newline_only=True)
+    else:
+        tail = incomplete_tail(text)
+    if tail is None:
+        return None
+    frames = [result] if isinstance(result, pd.DataFrame) else [
+        v for v in getattr(result, "__dict__", {}).values() if isinstance(v, pd.DataFrame)]
+    if any(f.attrs.get("format") in DOCUMENT_FORMATS for f in frames):
+        return None
+    for f in frames:
+        rej = f.attrs.get("rejects")
+        if isinstance(rej, Rejects) and any(r[3] == INCOMPLETE for r in rej.rows()):
+            return None
+    return f"last line {tail[0]} has no line end and is not rejected as {INCOMPLETE!r}"
+
+
+def run_case(target: Target, path: Path, data: bytes | None = None) -> tuple[str, str]:
+    """``("frame" | "family" | "undocumented" | "loss" | "crash", detail)`` of one loader run on one file.
+
+    "undocumented": a family error whose message does not name the file;
+    "loss": a frame that lost a line without a word (see :func:`silent_loss`).
+    """
     import warnings
 
     from workbench.errors import WorkbenchError
@@ -283,6 +337,8 @@ def run_case(target: Target, path: Path) -> tuple[str, str]:
             warnings.simplefilter("ignore")  # warnings are allowed; only the outcome is judged
             result = target.run(path)
     except WorkbenchError as exc:
+        if path.name not in str(exc):
+            return "undocumented", f"{type(exc).__name__} not naming the file: {str(exc)[:200]}"
         return "family", f"{type(exc).__name__}: {str(exc)[:200]}"
     except RecursionError:
         return "crash", "RecursionError"
@@ -291,7 +347,10 @@ def run_case(target: Target, path: Path) -> tuple[str, str]:
         where = f"{Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else "?"
         return "crash", f"{type(exc).__name__} at {where}: {str(exc)[:200]}"
     problem = check_frame(result)
-    return ("crash", problem) if problem else ("frame", "")
+    if problem:
+        return "crash", problem
+    loss = silent_loss(target, path.read_bytes() if data is None else data, result)
+    return ("loss", loss) if loss else ("frame", "")
 
 
 def compare_scanners(path: Path) -> str | None:
@@ -346,20 +405,29 @@ def fuzz(target: Target, n: int, seed: int, workdir: Path, save: bool = False,
     for h, data in cases(target, n, seed):
         path = workdir / f"{target.name}-{h}{target.suffix}"
         path.write_bytes(data)
-        t0 = time.perf_counter()
-        kind, detail = run_case(target, path)
-        tally.slowest_s = max(tally.slowest_s, time.perf_counter() - t0)
+        t0 = time.process_time()  # CPU seconds: a busy machine does not make a case a hang, a loop does
+        kind, detail = run_case(target, path, data)
+        took = time.process_time() - t0
+        tally.slowest_s = max(tally.slowest_s, took)
         tally.cases += 1
+        keep = kind not in ("frame", "family")
         if kind == "frame":
             tally.frames += 1
         elif kind == "family":
             tally.family_errors += 1
+        elif kind == "undocumented":
+            tally.undocumented.append((h, detail))
+        elif kind == "loss":
+            tally.silent_losses.append((h, detail))
         else:
             tally.crashes.append((h, detail))
-            if save:
-                d = CRASHERS / target.name
-                d.mkdir(parents=True, exist_ok=True)
-                (d / f"{h}{target.suffix}").write_bytes(data)
+        if took > HANG_S and len(data) < 1_000_000:
+            tally.hangs.append((h, took))
+            keep = True
+        if keep and save:
+            d = CRASHERS / target.name
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"{h}{target.suffix}").write_bytes(data)
         if scanners:
             diff = compare_scanners(path)
             if diff:
@@ -385,19 +453,27 @@ def main(argv: list[str] | None = None) -> int:
     total_crashes = 0
     report = {}
     with tempfile.TemporaryDirectory(prefix="workbench-fuzz-") as tmp:
-        print(f"{'loader':<20} {'cases':>6} {'frames':>7} {'errors':>7} {'crashes':>8} {'disagree':>9} {'slowest':>9}")
+        print(f"{'loader':<20} {'cases':>6} {'frames':>7} {'errors':>7} {'crashes':>8} {'undoc':>6} {'losses':>7} "
+              f"{'hangs':>6} {'disagree':>9} {'slowest':>9}")
         for t in TARGETS:
             if args.only and t.name not in args.only:
                 continue
             tally = fuzz(t, args.cases, args.seed, Path(tmp), save=args.save, scanners=t.name == "strace_reference")
-            total_crashes += len(tally.crashes) + len(tally.disagreements)
+            total_crashes += (len(tally.crashes) + len(tally.disagreements) + len(tally.undocumented)
+                              + len(tally.silent_losses) + len(tally.hangs))
             report[t.name] = {"cases": tally.cases, "frames": tally.frames, "family_errors": tally.family_errors,
-                              "crashes": tally.crashes, "disagreements": tally.disagreements,
-                              "slowest_s": round(tally.slowest_s, 3)}
+                              "crashes": tally.crashes, "undocumented": tally.undocumented,
+                              "silent_losses": tally.silent_losses, "hangs": tally.hangs,
+                              "disagreements": tally.disagreements, "slowest_s": round(tally.slowest_s, 3)}
             print(f"{t.name:<20} {tally.cases:>6} {tally.frames:>7} {tally.family_errors:>7} {len(tally.crashes):>8} "
+                  f"{len(tally.undocumented):>6} {len(tally.silent_losses):>7} {len(tally.hangs):>6} "
                   f"{len(tally.disagreements):>9} {tally.slowest_s:>8.2f}s", flush=True)
             for h, d in tally.crashes[:5]:
                 print(f"    crash {h}: {d}")
+            for h, d in (tally.undocumented + tally.silent_losses)[:5]:
+                print(f"    {h}: {d}")
+            for h, s in tally.hangs[:5]:
+                print(f"    hang {h}: {s:.1f}s")
             for d in tally.disagreements[:5]:
                 print(f"    scanners {d}")
     if args.json:

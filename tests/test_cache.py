@@ -103,3 +103,70 @@ def test_default_folder_follows_the_environment(tmp_path: Path, monkeypatch: pyt
     assert Cache("strace", tmp_path / "x").dir == tmp_path / "x"
     monkeypatch.delenv("WORKBENCH_CACHE_DIR")
     assert Cache("latency").dir == Path(os.path.expanduser("~")) / ".cache" / "workbench" / "latency"
+
+
+def test_key_fed_in_blocks_equals_the_key_of_the_whole() -> None:
+    from workbench.cache import Key
+
+    k = Key("t", (), {})
+    for block in (b"1\n", b"2", b"\n"):
+        k.feed(block)
+    k.end_part()
+    assert k.hexdigest() == key_for("t", (), {}, [b"1\n2\n"])
+    assert key_for("t", (), {}, [b"ab", b"c"]) != key_for("t", (), {}, [b"a", b"bc"])  # parts cannot run together
+
+
+def _trace(n: int) -> bytes:
+    return b"".join(b"1 read(3, \"\", %d) = %d\n" % (i, i) for i in range(n))
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["reference", "native"])
+def test_strace_entry_comes_from_the_bytes_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  native: bool) -> None:
+    """The file changes between the lookup's read and the parse: the stale key is never filled."""
+    import workbench.syscalls._read as R
+    from workbench.syscalls import native_available, read_strace
+
+    if native and not native_available():
+        pytest.skip("the C scanner is not built")
+    p, where = tmp_path / "t.txt", tmp_path / "cache"
+    old, new = _trace(5), _trace(3)
+    p.write_bytes(old)
+    real = R._file_key
+
+    def racing(paths, options):  # the lookup reads the old bytes; then the file is replaced
+        key = real(paths, options)
+        p.write_bytes(new)
+        return key
+
+    monkeypatch.setattr(R, "_file_key", racing)
+    assert len(read_strace(p, native=native, cache=where, check_summary=False)) == 3  # parsed: the new bytes
+    monkeypatch.setattr(R, "_file_key", real)
+    p.write_bytes(old)
+    again = read_strace(p, native=native, cache=where, check_summary=False)
+    assert len(again) == 5  # the old bytes are never served the frame of the new ones
+    p.write_bytes(new)
+    hit = read_strace(p, native=native, cache=where, check_summary=False)
+    pd.testing.assert_frame_equal(hit, read_strace(p, native=native, check_summary=False))
+    assert len(list(where.glob("*.parquet"))) == 2  # one entry per content, each under its own bytes
+
+
+def test_streamed_latency_entry_comes_from_the_bytes_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that gives the lookup other bytes than the parser reads leaves no entry under the lookup's key."""
+    import workbench.latency._read as R
+    from workbench.latency import read_latency
+
+    monkeypatch.setattr(R, "STREAM_BYTES", 10)  # every file is read in blocks
+    p, where = tmp_path / "x.csv", tmp_path / "cache"
+    old = b"latency_ms\n" + b"".join(b"%d\n" % i for i in range(1, 6))
+    new = b"latency_ms\n" + b"".join(b"%d\n" % (100 * i) for i in range(1, 4))
+    p.write_bytes(new)
+    monkeypatch.setattr(R, "_blocks", lambda path: iter([old]))  # the lookup's read saw the old file
+    racy = read_latency(p, cache=where, progress=False)
+    assert racy["latency_s"].tolist() == [0.1, 0.2, 0.3]
+    monkeypatch.undo()
+    monkeypatch.setattr(R, "STREAM_BYTES", 10)
+    p.write_bytes(old)
+    assert read_latency(p, cache=where, progress=False)["latency_s"].tolist() == [0.001 * i for i in range(1, 6)]
+    p.write_bytes(new)
+    assert read_latency(p, cache=where, progress=False)["latency_s"].tolist() == [0.1, 0.2, 0.3]

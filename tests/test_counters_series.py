@@ -160,3 +160,20 @@ def test_directory_tree_bad_path_is_a_reject_or_strict_error(tmp_path: Path) -> 
     empty.mkdir()
     with pytest.raises(InputNotFoundError, match="holds no snapshot file"):
         read_series(empty)
+
+
+def test_glob_of_bundled_logs_equals_their_list_and_a_cut_log_rejects_its_last_line(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from workbench.paths import resolve
+
+    snaps = resolve("data/03_readahead_amplification/sim/snapshots")
+    files = sorted(snaps.glob("fe0[12].snapshots"))
+    by_glob = read_series(str(snaps / "fe0[12].snapshots"))
+    pd.testing.assert_frame_equal(by_glob, read_series([str(f) for f in files]))
+    assert set(by_glob["host"]) == {"fe01", "fe02"}
+    data = files[0].read_bytes().rstrip(b"\n")
+    cut = data[: data.rfind(b"\n") + 1] + data[data.rfind(b"\n") + 1:][:3]  # the last line cut after 3 bytes
+    (tmp_path / "cut.snapshots").write_bytes(cut)
+    rows = read_series(str(tmp_path / "cut*.snapshots")).attrs["rejects"].rows()
+    assert rows[-1][1:] == (cut.count(b"\n") + 1, cut.rsplit(b"\n", 1)[1].decode(), "incomplete last line")

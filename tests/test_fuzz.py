@@ -18,6 +18,7 @@ def test_short_budget_gives_frames_or_family_errors(target: F.Target, tmp_path: 
     tally = F.fuzz(target, 25, seed=2026, workdir=tmp_path, scanners=target.name == "strace_reference")
     assert tally.cases == 25, f"{target.name}: no seed files"
     assert tally.crashes == [] and tally.disagreements == []
+    assert tally.undocumented == [] and tally.silent_losses == []
 
 
 @pytest.mark.parametrize("path", KEPT, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -47,3 +48,12 @@ def test_huge_counters_are_rejected_per_line_not_crashed() -> None:
     f = read_vmstat(F.CRASHERS / "vmstat" / "huge_integer.txt")
     assert f["counter"].tolist() == ["pgpgin"] and len(f.attrs["rejects"]) == 1
     assert "64 bits" in f.attrs["rejects"].rows()[0][3]
+
+
+def test_wide_header_rejects_do_not_copy_the_header() -> None:
+    from workbench.latency import read_latency
+
+    f = read_latency(F.CRASHERS / "latency_jmeter" / "1adbd35964916205.csv", format="jmeter")
+    rows = f.attrs["rejects"].rows()
+    assert len(f) == 0 and len(rows) == 255
+    assert all(len(r[3]) < 400 and "(8005 more)" in r[3] for r in rows)  # 8,017 names, 12 of them listed

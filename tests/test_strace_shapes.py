@@ -230,7 +230,7 @@ def test_summary_check_reports_mismatch(read, tmp_path) -> None:
 
 
 def test_sources_text_stream_path_list(read, tmp_path) -> None:
-    text = "1 getpid() = 1\n1 getppid() = 0"  # no final newline
+    text = "1 getpid() = 1\n1 getppid() = 0\n"
     a = read(text)
     b = read(io.StringIO(text))
     c = read(io.BytesIO(text.encode()))
@@ -243,6 +243,17 @@ def test_sources_text_stream_path_list(read, tmp_path) -> None:
     assert len(a) == 2
     with pytest.raises(FileNotFoundError):
         read(tmp_path / "nope.txt")
+
+
+def test_last_line_without_newline_is_rejected_from_files_and_streams(read, tmp_path) -> None:
+    text = "1 getpid() = 1\n1 getppid() = 0"  # no final newline
+    assert len(read(text)) == 2 and len(read(text).attrs["rejects"]) == 0  # inline text is whole
+    p = tmp_path / "t.txt"
+    p.write_text(text)
+    for x in (read(io.StringIO(text)), read(io.BytesIO(text.encode())), read(p)):
+        assert x["syscall"].astype(str).tolist() == ["getpid"]
+        assert x.attrs["rejects"].rows()[0][1:] == (2, "1 getppid() = 0", "incomplete last line")
+        assert x.attrs["lines"] == 2
 
 
 def test_small_blocks_give_the_same_frame(read, monkeypatch, tmp_path) -> None:

@@ -3,7 +3,9 @@
 An entry is a single Parquet file named ``<key>-<checksum>.parquet``:
 
 - ``key`` is a BLAKE2 hash of the loader's name and its source files (a changed
-  parser never reuses an old entry), the reader options and the input bytes;
+  parser never reuses an old entry), the reader options and the input bytes —
+  the very bytes the parser read (:class:`Key` is fed while parsing), so a
+  file changed between the lookup and the parse never leaves a stale entry;
 - ``checksum`` is a BLAKE2 hash of the entry's own bytes, checked on every load,
   so a flipped bit, a truncated write or a foreign file is found, discarded with
   a warning, and the input parsed again;
@@ -32,7 +34,7 @@ import pandas as pd
 
 from .schema import Rejects, SideTable
 
-__all__ = ["Cache", "cache_dir", "key_for"]
+__all__ = ["Cache", "Key", "cache_dir", "key_for"]
 
 FORMAT_VERSION = 1
 _META_KEY = b"workbench.cache"
@@ -62,16 +64,49 @@ def _code_digest(code: tuple[str, ...]) -> bytes:
     return _DIGESTS[code]
 
 
+class Key:
+    """A key being computed: the loader, its code, the options, then input bytes fed as they are read.
+
+    A loader that parses while it reads feeds every block it parses
+    (:meth:`feed`) and closes each input with :meth:`end_part`, so the key it
+    stores under comes from the very bytes that made the frame: a file that
+    changes between the lookup and the parse is stored under the key of what
+    was parsed, never under the key of what was looked up. Block boundaries
+    do not matter; each part ends with its length, so parts cannot run into
+    each other.
+    """
+
+    def __init__(self, loader: str, code: Iterable[str], options: dict[str, Any]) -> None:
+        self._h = hashlib.blake2b(digest_size=20)
+        self._h.update(f"{loader}\0v{FORMAT_VERSION}\0".encode())
+        self._h.update(_code_digest(tuple(code)))
+        self._h.update(json.dumps(options, sort_keys=True, default=str).encode())
+        self._n = 0
+        #: False once the loader finds that part of its result came from other bytes (nothing is stored)
+        self.valid = True
+
+    def feed(self, data: bytes | memoryview) -> None:
+        """Add bytes of the current input."""
+        self._h.update(data)
+        self._n += len(data)
+
+    def end_part(self) -> None:
+        """End the current input (its length closes it)."""
+        self._h.update(b"\0part" + self._n.to_bytes(8, "little"))
+        self._n = 0
+
+    def hexdigest(self) -> str:
+        """The key so far, as hex."""
+        return self._h.hexdigest()
+
+
 def key_for(loader: str, code: Iterable[str], options: dict[str, Any], contents: Iterable[bytes]) -> str:
-    """Hex key of one load: the loader, its code, the options and the input bytes (in order)."""
-    h = hashlib.blake2b(digest_size=20)
-    h.update(f"{loader}\0v{FORMAT_VERSION}\0".encode())
-    h.update(_code_digest(tuple(code)))
-    h.update(json.dumps(options, sort_keys=True, default=str).encode())
+    """Hex key of one load: the loader, its code, the options and the input bytes (one part per item, in order)."""
+    k = Key(loader, code, options)
     for data in contents:
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
+        k.feed(data)
+        k.end_part()
+    return k.hexdigest()
 
 
 def _checksum(data: bytes) -> str:

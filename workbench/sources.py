@@ -11,6 +11,15 @@ reads big files its own way (in blocks) takes the paths from
 :class:`Collector` keeps the rejected records of one input; under ``strict``
 its :meth:`Collector.check` raises the earliest one, by line, once the input is
 parsed — the one ``strict`` behaviour of every loader.
+
+Incomplete last line: a file or stream whose last line has no line end was
+cut while it was written (a capture still running, a copy stopped short), so
+that line is never a record. Line-oriented loaders call
+:meth:`Input.complete`, which rejects it with the reason
+:data:`INCOMPLETE` ("incomplete last line") and parses the rest; a compressed
+file is judged by its decompressed content. Text the program passes inline (a
+``str`` source) is whole by construction: its last line needs no line end.
+A blank last line is not a record and is not rejected.
 """
 from __future__ import annotations
 
@@ -182,13 +191,47 @@ def read_stream(stream: IO, encoding: str = "utf-8") -> str:
     return data.removeprefix("\ufeff")
 
 
+#: the reject reason of a last line without its line end (files and streams)
+INCOMPLETE = "incomplete last line"
+
+
+def incomplete_tail(text: str, newline_only: bool = False) -> tuple[int, str] | None:
+    """(1-based line number, text) of ``text``'s last line when it has no line end and is not blank, else None.
+
+    Lines are counted as :meth:`str.splitlines` counts them, or by ``\\n`` alone
+    with ``newline_only`` (for loaders that split on it).
+    """
+    if not text or text[-1] in ("\n" if newline_only else "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"):
+        return None
+    lines = text.split("\n") if newline_only else text.splitlines()
+    return (len(lines), lines[-1]) if lines and lines[-1].strip() else None
+
+
 @dataclass
 class Input:
-    """One input text with the name used in messages (a path, ``<text>`` or ``<stream>``)."""
+    """One input text with the name used in messages (a path, ``<text>`` or ``<stream>``).
+
+    ``inline``: the text was given by the program (a ``str`` source), so its last
+    line is whole even without a line end (see :meth:`complete`).
+    """
 
     name: str
     text: str
     _lines: list[str] | None = field(default=None, repr=False, compare=False)
+    inline: bool = False
+
+    def complete(self, col: Collector, newline_only: bool = False) -> Input:
+        """This input without an incomplete last line, which ``col`` rejects (:data:`INCOMPLETE`).
+
+        Files and streams only; inline text is returned as it is. ``newline_only``:
+        lines end at ``\\n`` alone (see :func:`incomplete_tail`).
+        """
+        tail = None if self.inline else incomplete_tail(self.text, newline_only)
+        if tail is None:
+            return self
+        line, last = tail
+        col.reject(line, last, INCOMPLETE)
+        return Input(self.name, self.text[: len(self.text) - len(last)], inline=self.inline)
 
     def line(self, n: int) -> str:
         """The text of 1-based line ``n`` (empty when out of range)."""
@@ -212,7 +255,7 @@ def resolve_inputs(source: Source, what: str = "input", is_text: Callable[[str],
     out: list[Path | Input] = []
     for item in split_sources(source, what, is_text=is_text):
         if isinstance(item, Text):
-            out.append(Input(item.name, item.text.removeprefix("\ufeff")))
+            out.append(Input(item.name, item.text.removeprefix("\ufeff"), inline=True))
         elif isinstance(item, Stream):
             out.append(Input(item.name, read_stream(item.stream)))
         elif item.is_dir():

@@ -11,7 +11,9 @@ first one. A header that lacks a required column raises
 expected columns and their units.
 
 The source is anything :mod:`workbench.sources` accepts (path, stream, text;
-gzip, bzip2, xz and zstd files are decompressed).
+gzip, bzip2, xz and zstd files are decompressed). A file's or stream's last
+line without its line end (cut while written) is rejected as "incomplete last
+line", never read as a record; text passed inline by the program is whole.
 """
 from __future__ import annotations
 
@@ -140,6 +142,7 @@ def read_table(
     all_rejects: list[tuple[str, int, str, str]] = []
     for inp in open_inputs(source, f"{schema.name} table"):
         col = Collector(inp.name, strict)
+        inp = inp.complete(col)
         frames.append(_parse(inp.name, inp.text, schema, rules, key, check, col))
         col.check()
         all_rejects.extend(col.sorted_rows())

@@ -3,6 +3,12 @@
 Inputs and rejects go through :mod:`workbench.sources` (:func:`~workbench.sources.open_inputs`,
 :class:`~workbench.sources.Collector`): every loader parses a whole input, then calls
 ``Collector.check()``, so ``strict=True`` raises the earliest rejected line of that input.
+
+A file or stream whose last line has no line end (cut while written) has that
+line rejected as "incomplete last line", never read as a counter
+(:meth:`~workbench.sources.Input.complete`; compressed files are judged by
+their decompressed text). bpftrace and fincore JSON are judged whole by their
+JSON parser; text passed inline by the program is whole.
 """
 from __future__ import annotations
 
@@ -130,7 +136,7 @@ def load_rows(source: Source, what: str, parser: Parser, *, host: str = "", time
     rejects: list[RejectRow] = []
     for inp in open_inputs(source, what, directories=True):
         col = Collector(inp.name, strict)
-        rows.extend(parser(inp, col, **options))
+        rows.extend(parser(inp.complete(col), col, **options))
         col.check()
         rejects.extend(col.sorted_rows())
     return finish(rows, rejects, host=host, timestamp=timestamp)

@@ -297,6 +297,8 @@ def read_bpftrace(source: Source, *, host: str = "", timestamp: float | None = N
             PurePath(inp.name).name if not inp.name.startswith("<") else "")
         col = Collector(inp.name, strict)
         fmt = format or ("json" if inp.text.lstrip().startswith("{") else "text")
+        if fmt == "text":  # (JSON output is judged whole by its parser)
+            inp = inp.complete(col)
         rows, hist, att = (_parse_json if fmt == "json" else _parse_text)(inp, inst, col, units)
         if not rows and not hist:
             raise _none_found(inp, col, fmt)

@@ -205,6 +205,7 @@ def read_cephfs_metrics(source: Source, *, host: str = "", timestamp: float | No
     layouts = {}
     for inp in open_inputs(source, "CephFS metrics", directories=True):
         col = Collector(inp.name, strict)
+        inp = inp.complete(col)
         got, kinds = _parse(inp, col, instance)
         rows.extend(got)
         layouts[inp.name] = _layout(kinds, inp.text)

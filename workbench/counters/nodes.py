@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..errors import ParseError
 from ..schema import Column, Schema, attach_rejects, validate
-from ..sources import Source, open_inputs
+from ..sources import Collector, Source, open_inputs
 
 NODES_SCHEMA = Schema(
     name="node_attributes",
@@ -22,11 +22,15 @@ def read_node_attributes(source: Source) -> pd.DataFrame:
 
     ``source`` is a path, a stream or the text itself. Blank lines are skipped.
     Raises ParseError (file, line) when the ``host`` column is missing, a record
-    has the wrong number of fields or a host is listed twice.
+    has the wrong number of fields or a host is listed twice. A file's last line
+    without its line end is rejected ("incomplete last line", ``attrs['rejects']``).
     """
     frames = []
     first_seen: dict[str, str] = {}
+    col = Collector("")
     for inp in open_inputs(source, "node attribute CSV", directories=True):
+        col.source = inp.name
+        inp = inp.complete(col)
         reader = csv.reader(io.StringIO(inp.text))
         header: list[str] | None = None
         rows: list[list[str]] = []
@@ -57,5 +61,5 @@ def read_node_attributes(source: Source) -> pd.DataFrame:
         frames.append(pd.DataFrame(rows, columns=header, dtype=object))
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     df = df.astype(object).fillna("")
-    attach_rejects(df, [])
+    attach_rejects(df, col.rows)
     return validate(df, NODES_SCHEMA)

@@ -95,6 +95,7 @@ def read_fincore(source: Source, *, page_size: int = 4096, strict: bool = False)
             continue
         cols = ["RES", "PAGES", "SIZE", "FILE"]
         got_any = False
+        inp = inp.complete(col)
         for n, raw in enumerate(inp.text.splitlines(), 1):
             if not raw.strip():
                 continue
@@ -136,6 +137,7 @@ def read_vmtouch(source: Source, *, page_size: int = 4096, strict: bool = False)
     rej: list[RejectRow] = []
     for inp in open_inputs(source, "vmtouch", directories=True):
         col = Collector(inp.name, strict)
+        inp = inp.complete(col, newline_only=True)
         pending: str | None = None
         pending_line = 0
         found = False

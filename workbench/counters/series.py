@@ -216,7 +216,7 @@ def _from_dir(root: Path, host: str | None, strict: bool, rows: list[SnapshotRow
         named = SNAPSHOT_FILE.match(rel[-1])
         if named is not None and len(rel) <= 2:
             h = rel[0] if len(rel) == 2 else host or ""
-            _load_one(col, snapshot_file_path(named["source"]), read_path(f).text, h,
+            _load_one(col, snapshot_file_path(named["source"]), read_path(f).complete(col).text, h,
                       snapshot_file_time(named["ts"]), rows)
             col.check()
             rejects.extend(col.sorted_rows())
@@ -231,7 +231,7 @@ def _from_dir(root: Path, host: str | None, strict: bool, rows: list[SnapshotRow
             col.reject(0, "/".join(rel), "path is not <host>/<ts>/<path> nor <ts>/<path>")
             h, ts, rest = "", math.nan, ()
         if rest:
-            _load_one(col, "/" + "/".join(rest), read_path(f).text, h, ts, rows)
+            _load_one(col, "/" + "/".join(rest), read_path(f).complete(col).text, h, ts, rows)
         col.check()
         rejects.extend(col.sorted_rows())
 
@@ -268,14 +268,14 @@ def _read_pandas(source: Source, host: str | None, strict: bool) -> pd.DataFrame
 
     def log(inp: Input) -> None:
         col = Collector(inp.name, strict)
-        _from_log(inp, host, col, rows)
+        _from_log(inp.complete(col), host, col, rows)
         col.check()
         rejects.extend(col.sorted_rows())
 
     for it in _items(source):
         for item in split_sources(it, "snapshot series"):
             if isinstance(item, Text):
-                log(Input(item.name, item.text))
+                log(Input(item.name, item.text, inline=True))
             elif isinstance(item, Stream):
                 log(Input(item.name, read_stream(item.stream)))
             elif item.is_dir():

@@ -137,6 +137,14 @@ of the file. A bad argument raises :class:`workbench.errors.UsageError`, a file
 that is not what the format expects :class:`~workbench.errors.ParseError`, a
 path that names nothing :class:`~workbench.errors.InputNotFoundError`.
 
+Incomplete last line: in every line-oriented format (all but the ghz, fortio
+and k6 summary JSON documents and JMeter XML, which their parsers judge whole),
+a file's or stream's last line without its line end — a capture cut while it
+was written — is a reject ("incomplete last line"), never a record: a latency
+``0.0031459`` cut to ``0.`` is not read as 0.0. Compressed files are judged by
+their decompressed text, big CSV files read in blocks alike. Text passed
+inline by the program is whole: its last line needs no line end.
+
 Inputs are read by :mod:`workbench.sources` (gzip, bzip2, xz and zstd files are
 decompressed). Big inputs: a plain CSV larger than ``STREAM_BYTES`` (64 MiB) is
 read in blocks of whole records with a byte progress bar; ``cache=True`` keeps

@@ -25,13 +25,17 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from ..errors import ParseError, UsageError
-from ..sources import Collector, Input
+
+if TYPE_CHECKING:
+    from ..cache import Key
+from ..sources import INCOMPLETE, Collector, Input, incomplete_tail
 from ._common import finish, iso_to_epoch, unit_seconds, value_step
 from ._schemas import SAMPLES_SCHEMA
 from ._table import Table, parse_bool, split_table, to_float
@@ -302,13 +306,15 @@ def read_csv_stream(
     timestamp_unit: str | None = None,
     block_bytes: int = 32 << 20,
     progress: bool = True,
+    key: Key | None = None,
 ) -> pd.DataFrame:
     """Like :func:`read_csv_samples` for a big file, read in blocks of whole records.
 
     Memory holds one block of text at a time (plus the typed result); a progress
     bar counts bytes. Blocks end at a line break outside quotes, so a quoted field
     spanning lines is never cut. A unit-less numeric timestamp column's unit is
-    decided by the magnitude of the first block's values.
+    decided by the magnitude of the first block's values. ``key``, when given,
+    is fed every byte read (the cache key of what was parsed).
     """
     size = path.stat().st_size
     parts: list[pd.DataFrame] = []
@@ -321,6 +327,8 @@ def read_csv_stream(
         carry = b""
         while True:
             data = f.read(block_bytes)
+            if key is not None:
+                key.feed(data)
             buf = carry + data
             if not buf:
                 break
@@ -335,6 +343,9 @@ def read_csv_stream(
             if line0 == 0 and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
             text = block.decode("utf-8", errors="replace")
+            if not data and (tail := incomplete_tail(text)) is not None:  # the file's last line lacks its end
+                col.reject(line0 + tail[0], tail[1], INCOMPLETE)
+                text = text[: len(text) - len(tail[1])]
             if plan is None and data and not any(
                     ln.strip() and not ln.startswith("#") for ln in text.splitlines()):
                 carry = block + carry  # only comments so far: the header is further on

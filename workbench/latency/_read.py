@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..cache import Cache, key_for
+from ..cache import Cache, Key
 from ..errors import ParseError, UsageError
 from ..schema import Rejects, attach_rejects, rejects_of, validate
 from ..sources import Collector, Input, Source, compression_of, decode, decompress, resolve_inputs
@@ -50,6 +50,9 @@ _READERS = {
     "locust_failures": ("_locust", "read_locust_failures_text"),
     "values": ("_curl", "read_values"),
 }
+#: formats whose file is one document (JSON, XML), judged whole by its parser; the others are line-oriented
+#: and reject a last line without its line end ("incomplete last line", files and streams only)
+_DOCUMENT_FORMATS = frozenset({"ghz", "fortio", "k6_summary", "jmeter_xml"})
 _CSV_ONLY = ("latency_column", "timestamp_column", "timestamp_unit")
 #: plain CSV files bigger than this are read in blocks with a progress bar
 STREAM_BYTES = 64 << 20
@@ -99,7 +102,10 @@ def _read_one(inp: Input, fmt: str | None, strict: bool, options: dict[str, Any]
             raise _undetected(inp)
     mod_name, fn_name = _READERS[fmt]
     fn: Callable[..., pd.DataFrame] = getattr(importlib.import_module(f"{__package__}.{mod_name}"), fn_name)
-    return fn(inp, Collector(inp.name, strict), **_options_for(fmt, options))
+    col = Collector(inp.name, strict)
+    if fmt not in _DOCUMENT_FORMATS:
+        inp = inp.complete(col)
+    return fn(inp, col, **_options_for(fmt, options))
 
 
 def _streams(path: Path, fmt: str | None) -> bool:
@@ -148,21 +154,37 @@ def _read_file(path: Path, fmt: str | None, strict: bool, options: dict[str, Any
         whole = path.read_bytes()
         contents = [whole]
     key = None
+    beside: Path | None = None
+    beside_bytes = None
     if store is not None:
         beside = Path(name[: -len("_stats.csv")] + "_failures.csv") if name.endswith("_stats.csv") else None
-        if beside is not None and beside.is_file() and isinstance(contents, list):
-            contents = [*contents, beside.read_bytes()]  # Locust stats read their failures file too
-        key = key_for(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options}, contents)
+        lookup = Key(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options})
+        for block in contents:
+            lookup.feed(block)
+        lookup.end_part()
+        if beside is not None and beside.is_file() and whole is not None:
+            beside_bytes = beside.read_bytes()  # Locust stats read their failures file too
+            lookup.feed(beside_bytes)
+            lookup.end_part()
+        key = lookup.hexdigest()
         hit = store.load(key)
         if hit is not None:
             return _from_cache(hit, name, strict)
     if whole is None:
         from ._csv import read_csv_stream
 
+        # a streamed file is keyed again by the blocks the parser reads: an entry never outlives its bytes
+        parsed = Key(_CACHE_LOADER, _CACHE_CODE, {"format": fmt, **options}) if store is not None else None
         frame = read_csv_stream(path, Collector(name, strict), block_bytes=BLOCK_BYTES,
-                                progress=progress is not False, **_options_for("csv", options))
-    else:
+                                progress=progress is not False, key=parsed, **_options_for("csv", options))
+        if parsed is not None:
+            parsed.end_part()
+            key = parsed.hexdigest()
+    else:  # the key above and this frame come from the same bytes, ``whole``
         frame = _read_one(Input(name, decode(decompress(whole, name))), fmt, strict, options)
+        if beside is not None and beside_bytes is not None and beside.is_file() \
+                and beside.read_bytes() != beside_bytes:
+            key = None  # the failures file changed while it was read: not known which bytes were parsed
     if store is not None and key is not None:
         store.store(key, frame)
     return frame

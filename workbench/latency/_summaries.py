@@ -155,7 +155,10 @@ def read_ab_text(inp: Input, col: Collector) -> pd.DataFrame:
             in_pct = True
             continue
         if in_pct and (m := _AB_PCT.match(s)):
-            rows.append((float(m[1]), int(m[2]) * 1e-3))
+            if len(m[2]) > 15:  # more ms than a float holds exactly (and than any run lasts)
+                col.reject(n, raw, f"percentile latency of {len(m[2])} digits; expected integer milliseconds")
+            else:
+                rows.append((float(m[1]), int(m[2]) * 1e-3))
             continue
         if m := _AB_CONN.match(s):
             summary["connection_times_ms"][m[1]] = {"min": int(m[2]), "mean": int(m[3]), "sd": float(m[4]),

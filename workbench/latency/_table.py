@@ -38,7 +38,7 @@ class Table:
         is kept as written.
         """
         if not self.lines:
-            df = pd.DataFrame({h: pd.Series([], dtype=object) for h in self.header})
+            df = pd.DataFrame(columns=list(dict.fromkeys(self.header)), dtype=object)  # one block: wide stays fast
         else:
             df = pd.read_csv(
                 io.StringIO(self.records), sep=self.delimiter, header=None, names=self.header,
@@ -49,6 +49,13 @@ class Table:
                 raise AssertionError(f"{len(df)} rows parsed for {len(self.lines)} records")
         df.index = pd.Index(self.lines, name="line")
         return df
+
+
+def _names(header: list[str], delim: str, most: int = 12) -> str:
+    """The header's names for a reject reason: at most ``most`` of them, so a reject never copies a wide header."""
+    if len(header) <= most:
+        return delim.join(header)
+    return delim.join(header[:most]) + f"{delim}… ({len(header) - most} more)"
 
 
 def sniff_delimiter(line: str) -> str:
@@ -96,7 +103,7 @@ def split_table(inp: Input, col: Collector, *, delimiter: str | None = None, com
                 kept_comments.append(ln)
                 continue
             if ln.count(delim) != n - 1:
-                col.reject(k, ln, f"expected {n} fields ({delim.join(header)}), found {ln.count(delim) + 1}")
+                col.reject(k, ln, f"expected {n} fields ({_names(header, delim)}), found {ln.count(delim) + 1}")
                 continue
             good.append(ln)
             lines.append(k)
@@ -139,7 +146,7 @@ def _split_quoted(body: list[str], header: list[str], header_line: int, delim: s
             continue
         if len(rec) != n:
             text = "\n".join(body[start - header_line - 1 : end - header_line])
-            col.reject(start, text, f"expected {n} fields ({delim.join(header)}), found {len(rec)}")
+            col.reject(start, text, f"expected {n} fields ({_names(header, delim)}), found {len(rec)}")
             continue
         writer.writerow(rec)
         lines.append(start)

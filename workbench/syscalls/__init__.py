@@ -5,6 +5,9 @@ stderr, ``-ff`` file sets, no prefix; ``-t/-tt/-ttt``, nanosecond and ``-r``
 timestamps; ``-T``; ``-y/-yy`` annotations; ``-k`` stacks; ``-n/-i``; old and
 new ``<... resumed>`` spacing) exactly: when the trace ends with strace's own
 ``-c/-C`` table, the per-syscall call and error counts are checked against it.
+A file's or stream's last line without its newline (a trace cut while strace
+wrote it) is rejected as "incomplete last line" by both scanners alike, never
+read as a call; text passed inline by the program is whole.
 
 A C scanner does the work when built (``pip install -e .``); the reference
 scanner (Python, numpy and pyarrow; about 7 times slower) is used otherwise (or

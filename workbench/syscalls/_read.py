@@ -18,6 +18,7 @@ import pyarrow as pa
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
 from ..sources import (
+    INCOMPLETE,
     Source,
     Text,
     compression_of_file,
@@ -43,6 +44,8 @@ from ._schema import STRACE_SCHEMA
 if TYPE_CHECKING:
     from distributed import Client
     from tqdm.auto import tqdm as Bar
+
+    from ..cache import Key
 
 #: one input: a file (read in blocks), text, or an open stream (text or bytes)
 Readable = Path | str | IO[Any]
@@ -289,7 +292,11 @@ def _threads_wanted(obj: Readable, native: bool, pid_mode: int) -> bool:
         return False
     if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
         return False
-    return obj.stat().st_size >= PARALLEL_MIN_BYTES
+    if obj.stat().st_size < PARALLEL_MIN_BYTES:
+        return False
+    with open(obj, "rb") as f:  # an incomplete last line is set aside by the one-scanner path
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _split_point(path: Path) -> int | None:
@@ -339,15 +346,23 @@ def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
     return first
 
 
+def _with_tail(raw: dict[str, Any], tail: bytes | None) -> dict[str, Any]:
+    """``raw`` with an incomplete last line (not fed to the scanner) rejected and counted."""
+    if tail is not None:
+        raw["lines"] = int(raw["lines"]) + 1
+        raw["rejects"] = [*raw["rejects"], (raw["lines"], tail.decode("latin-1"), INCOMPLETE)]
+    return raw
+
+
 def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int, native: bool,
-          bar: Bar | None) -> dict[str, Any]:
+          bar: Bar | None, whole: bool = False, key: Key | None = None, head: str | None = None) -> dict[str, Any]:
     """Feed the input block by block to one scanner; raise on colour escapes.
 
     With WORKBENCH_THREADS=2, big files with a pid column (or one pid per file)
     are scanned by two native scanners, one per half, whose results are then
     merged exactly (off by default: it only pays on an otherwise idle machine).
     """
-    if isinstance(obj, Path) and _threads_wanted(obj, native, pid_mode):
+    if key is None and isinstance(obj, Path) and _threads_wanted(obj, native, pid_mode):
         cut = _split_point(obj)
         two = _scan_two(obj, cut, pid_mode, ts_mode, fixed_pid, bar) if cut else None
         if two is not None:
@@ -358,16 +373,16 @@ def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int,
             bar.reset()
     if native:
         nat = _native.Parser(pid_mode, ts_mode, fixed_pid)
-        _feed_all(nat, name, obj, None, bar)
-        return _from_native(nat.finish())
+        tail = _feed_all(nat, name, obj, None, bar, whole, key, head)
+        return _with_tail(_from_native(nat.finish()), tail)
     ref = RefParser(pid_mode, ts_mode, fixed_pid)
     # the reference scanner allocates one list per row: cyclic GC passes over them are pure cost
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        _feed_all(ref, name, obj, min(BLOCK_BYTES, REF_BLOCK_BYTES), bar)
-        return _from_reference(ref.finish())
+        tail = _feed_all(ref, name, obj, min(BLOCK_BYTES, REF_BLOCK_BYTES), bar, whole, key, head)
+        return _with_tail(_from_reference(ref.finish()), tail)
     finally:
         if paused:
             gc.enable()
@@ -382,14 +397,40 @@ class _Scanner(Protocol):
     def feed(self, block: bytes | memoryview, /) -> None: ...
 
 
-def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar | None) -> None:
-    """The whole input through one scanner, block by block; ParseError at the first colour escape."""
+def _feed_all(p: _Scanner, name: str, obj: Readable, size: int | None, bar: Bar | None,
+              whole: bool = False, key: Key | None = None, head: str | None = None) -> bytes | None:
+    """The whole input through one scanner, block by block; ParseError at the first colour escape.
+
+    Returns the input's last line when it lacks its newline and is not blank:
+    that line is not fed (an incomplete last line is never a record), unless
+    ``whole`` (inline text, complete by construction).
+
+    ``key`` is fed every byte read (the cache key of what was parsed); it is
+    marked invalid when the input does not start with ``head``, the text the
+    format was sniffed from (the file changed in between).
+    """
+    tail = None
+    first = bytearray()
     for b in _blocks(obj, size=size):
+        if key is not None:
+            key.feed(b)
+            if len(first) < len(head or ""):
+                first += b[: len(head or "") - len(first)]
+        if not whole and len(b) and b[-1] != 0x0A:  # only the last block can end inside a line
+            k = bytes(b).rfind(b"\n")
+            if bytes(b[k + 1:]).strip():
+                tail = bytes(b[k + 1:])
+                b = b[:k + 1]
+                if not len(b):
+                    continue
         p.feed(b)
         if bar is not None:
             bar.update(len(b))
         if p.colour is not None:
             raise ParseError(name, p.colour[0], p.colour[1], COLOUR_REASON)
+    if key is not None and head is not None and first.decode("latin-1") != head:
+        key.valid = False
+    return tail
 
 
 _FF_NAME = re.compile(r"\.([0-9]+)$")
@@ -405,8 +446,10 @@ def _mode(value: str, choices: dict[str, int], parameter: str) -> int:
 
 
 def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | None = None,
-              timestamps: str | None = None, progress: bool | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Parse one input; return (frame, raw side tables)."""
+              timestamps: str | None = None, progress: bool | None = None,
+              key: Key | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Parse one input; return (frame, raw side tables). ``key`` is fed the bytes parsed (files)."""
+    whole = isinstance(obj, str)  # inline text (a stream is read into a str by _head: it is not whole)
     head, obj = _head(obj)
     pid_mode, ts_mode = sniff(head)
     pid_mode = _mode(pid_prefix, _PID_MODES, "pid_prefix") if pid_prefix is not None else pid_mode
@@ -425,7 +468,8 @@ def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | N
 
         bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"strace {Path(name).name}")
     try:
-        raw = _scan(name, obj, pid_mode, ts_mode, fixed, use_native, bar)
+        raw = _scan(name, obj, pid_mode, ts_mode, fixed, use_native, bar, whole, key,
+                    head if isinstance(obj, Path) else None)
     finally:
         if bar is not None:
             bar.close()
@@ -480,13 +524,16 @@ def _use_native(native: bool | None) -> bool:
     return bool(native)
 
 
-def _file_chunks(paths: list[Path]) -> Iterator[bytes]:
-    """The bytes of each file in 4 MiB chunks, an empty chunk after each file (bounded memory for the key)."""
+def _file_key(paths: list[Path], options: dict[str, Any]) -> Key:
+    """The cache key of ``paths``: each file's content as the scanners read it (decompressed), in 4 MiB chunks."""
+    from ..cache import Key
+
+    key = Key("strace", ("syscalls",), options)
     for path in paths:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 22):
-                yield chunk
-        yield b""
+        for chunk in _blocks(path, size=1 << 22):
+            key.feed(chunk)
+        key.end_part()
+    return key
 
 
 def read_strace(
@@ -607,12 +654,11 @@ def read_strace(
     if cache:
         paths = [o for _, o in sources if isinstance(o, Path)]
         if len(paths) == len(sources):
-            from ..cache import Cache, key_for
+            from ..cache import Cache, Key
 
             store = Cache("strace", cache)
-            key = key_for("strace", ("syscalls",),
-                          {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]},
-                          _file_chunks(paths))
+            key_options = {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]}
+            key = _file_key(paths, key_options).hexdigest()
             hit = store.load(key)
             if hit is not None:
                 cached = rejects_of(hit).rows()
@@ -626,9 +672,13 @@ def read_strace(
     summary: list[str] = []
     time_bases: set[str] = set()
     n_lines = 0
+    # the entry is stored under the key of the bytes the scanners read, not of the lookup's read
+    parsed = Key("strace", ("syscalls",), key_options) if store is not None else None
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
-                           timestamps=timestamps, progress=progress)
+                           timestamps=timestamps, progress=progress, key=parsed)
+        if parsed is not None:
+            parsed.end_part()
         r, m, s = _side_rows(name, raw)
         if strict and r:
             raise ParseError(*_first_reject(r))
@@ -646,8 +696,8 @@ def read_strace(
     frame.attrs["time_base"] = time_bases.pop() if len(time_bases) == 1 else "mixed"
     frame.attrs["lines"] = int(n_lines)
     frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
-    if store is not None and key is not None:
-        store.store(key, frame)
+    if store is not None and parsed is not None and parsed.valid:
+        store.store(parsed.hexdigest(), frame)
     return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
 
 
