@@ -70,6 +70,7 @@ from ._read import (
     _native,
     _seconds,
     _sources,
+    _with_tail,
     native_available,
     set_time_base,
     sniff,
@@ -288,8 +289,15 @@ def to_parquet(
             rows += n
             groups += 1
 
+    whole = isinstance(obj, str)  # inline text is complete; a file's cut last line is never a record
+    tail: bytes | None = None
     try:
         for piece, chunk_end in _pieces(obj, row_group_lines):
+            if not whole and len(piece) and piece[-1] != 0x0A:  # only the input's last piece lacks its newline
+                text = bytes(piece)
+                k = text.rfind(b"\n")
+                if text[k + 1:].strip():
+                    tail, piece = text[k + 1:], memoryview(text)[: k + 1]
             parser.feed(piece)
             if parser.colour is not None:
                 raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
@@ -304,7 +312,7 @@ def to_parquet(
                 if bar is not None:
                     secs = time.perf_counter() - t0
                     bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
-        raw = dict(parser.finish())
+        raw = _with_tail(dict(parser.finish()), tail)
         peak = max(peak, raw["rows"])
         n_lines = int(raw["lines"])
         emit(raw)
