@@ -170,3 +170,31 @@ def test_streamed_latency_entry_comes_from_the_bytes_parsed(tmp_path: Path, monk
     assert read_latency(p, cache=where, progress=False)["latency_s"].tolist() == [0.001 * i for i in range(1, 6)]
     p.write_bytes(new)
     assert read_latency(p, cache=where, progress=False)["latency_s"].tolist() == [0.1, 0.2, 0.3]
+
+
+def _fill(cache_dir: str, data: str, rounds: int) -> None:
+    from workbench.latency import read_latency
+
+    for _ in range(rounds):
+        read_latency(data, cache=cache_dir)
+
+
+def test_two_processes_filling_one_entry_leave_one_valid_entry(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from workbench.latency import read_latency
+
+    data = Path(__file__).resolve().parent / "data" / "latency" / "wrk_latency.txt"
+    cache_dir = tmp_path / "c"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_fill, args=(str(cache_dir), str(data), 5)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=600)
+        assert p.exitcode == 0
+    entries = [p for p in cache_dir.rglob("*") if p.is_file()]
+    assert len(entries) == 1 and entries[0].suffix == ".parquet", entries  # no temporary file left, one entry
+    fresh = read_latency(data)
+    cached = read_latency(data, cache=cache_dir)
+    pd.testing.assert_frame_equal(cached, fresh)
