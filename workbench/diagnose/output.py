@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from . import Diagnosis
     from .detectors import Detection
 
-__all__ = ["summary_text", "write_html"]
+__all__ = ["code_span", "detection_markdown", "detectors_frame", "evidence_frame", "inputs_frame", "summary_text",
+           "unrecognised_frame", "write_html"]
 
 
 def _cut(text: str, n: int) -> str:
@@ -161,3 +162,93 @@ def write_html(diag: Diagnosis, out_dir: str | Path) -> Path:
     path = out / "diagnosis.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+# ----------------------------------------------------------------------------- notebook pieces ----
+# The triage notebook (00_triage) shows the same diagnosis as tables and Markdown: these build them.
+
+def _shown_path(path: str, base: str | Path | None) -> str:
+    """``path`` relative to ``base`` when it lies inside it, else as it is."""
+    if base is None:
+        return path
+    try:
+        rel = Path(path).resolve().relative_to(Path(base).resolve())
+    except ValueError:
+        return path
+    return rel.as_posix() or "."
+
+
+def inputs_frame(diag: Diagnosis, base: str | Path | None = None) -> Any:
+    """The files read, one row each: path (relative to ``base`` when inside it), kind, format, rows,
+    rejects, span_s (time covered by the rows' timestamps; NaN without timestamps)."""
+    import pandas as pd
+
+    rows = [{"path": _shown_path(f.path, base), "kind": f.kind, "format": f.format, "rows": int(f.rows),
+             "rejects": int(f.rejects), "span_s": f.span_s} for f in diag.inputs if f.kind != "unknown"]
+    frame = pd.DataFrame(rows, columns=["path", "kind", "format", "rows", "rejects", "span_s"])
+    return frame.astype({"rows": "int64", "rejects": "int64", "span_s": "float64"})
+
+
+def unrecognised_frame(diag: Diagnosis, base: str | Path | None = None) -> Any:
+    """The files no reader accepted, one row each: path (relative to ``base`` when inside it), why
+    (the reason each reader gave, or "not a capture")."""
+    import pandas as pd
+
+    rows = [{"path": _shown_path(f.path, base), "why": f.reason} for f in diag.inputs if f.kind == "unknown"]
+    return pd.DataFrame(rows, columns=["path", "why"])
+
+
+def detectors_frame(diag: Diagnosis, base: str | Path | None = None) -> Any:
+    """Every detector, those that ran first (in rank order), then those that did not apply: detector,
+    verdict, strength (NaN when it did not apply), notebook (the one that explains a found or
+    inconclusive suspect), rests_on (the files the answer rests on, or for a detector that did not
+    apply the input it needs)."""
+    import pandas as pd
+
+    rows = [{"detector": d.detector, "verdict": d.verdict, "strength": float(d.strength),
+             "notebook": d.notebook or "", "rests_on": ", ".join(_shown_path(p, base) for p in d.inputs)}
+            for d in diag.suspects]
+    rows += [{"detector": d.detector, "verdict": d.verdict, "strength": math.nan, "notebook": "",
+              "rests_on": f"needs {d.needs}"} for d in diag.not_applicable]
+    return pd.DataFrame(rows, columns=["detector", "verdict", "strength", "notebook", "rests_on"])
+
+
+def evidence_frame(d: Detection) -> Any:
+    """A detection's evidence, one row per item: evidence (its name, with the unit in it), value (as text)."""
+    import pandas as pd
+
+    def text(v: Any) -> str:
+        if isinstance(v, list | tuple) and v and all(isinstance(x, dict) for x in v):
+            return "; ".join("(" + ", ".join(f"{k} {_value(x)}" for k, x in item.items()) + ")" for item in v[:12]) \
+                + (" …" if len(v) > 12 else "")
+        if isinstance(v, list | tuple | dict) and not v:
+            return "none"
+        return _value(v)
+
+    rows = [{"evidence": str(k), "value": text(v)} for k, v in d.evidence.items()]
+    return pd.DataFrame(rows, columns=["evidence", "value"])
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span: shown exactly as it is (no escaping needed, none applied), and
+    safe for any text, since the fence is longer than any run of backticks inside it."""
+    import re
+
+    run = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    one_line = text.replace("\r", " ").replace("\n", " ")  # one line: a blank line would end the paragraph
+    return f"{fence} {one_line} {fence}"
+
+
+def detection_markdown(d: Detection) -> str:
+    """One detection as Markdown (data text escaped): verdict and strength, the sentence behind it,
+    its caveats, and for a found or inconclusive one the notebook that explains it and the command."""
+    from ..notebook import esc
+
+    text = f"**{esc(d.verdict)}**, strength {d.strength:.2f} of 1: {esc(d.because)}"
+    if d.caveats:
+        text += "\n\n*Caveats:*\n\n" + "\n".join(f"- {esc(c)}" for c in d.caveats)
+    if d.command:
+        text += (f"\n\nExplained step by step by notebook **{esc(d.notebook or '')}**; "
+                 f"to run it on these very files:\n\n{code_span(d.command)}")
+    return text
