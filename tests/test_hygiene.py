@@ -11,10 +11,19 @@ from workbench.report.notebooks import hygiene_problems, read_parameters
 from .conftest import NOTEBOOKS, make_notebook
 
 COMMITTED = sorted(NOTEBOOKS.glob("*.ipynb"))
+#: the notebook that diagnoses a folder and points to the investigations (01 …); first in the report
+TRIAGE = "00_triage"
 
 
 def test_there_are_notebooks() -> None:
     assert COMMITTED, "no notebooks under notebooks/"
+
+
+def test_the_triage_notebook_comes_first() -> None:
+    from workbench.report.runner import discover, select
+
+    assert discover(NOTEBOOKS)[0].stem == TRIAGE  # the report runs it first and the index lists it first
+    assert [p.stem for p in select(discover(NOTEBOOKS), ["00"])] == [TRIAGE]
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=[p.stem for p in COMMITTED])
@@ -28,6 +37,9 @@ def test_committed_notebook_has_live_switch_and_name(path: Path) -> None:
 
     assert re.fullmatch(r"\d\d_[a-z0-9_]+", path.stem), "notebooks are named NN_topic.ipynb"
     names = {p.name for p in read_parameters(path)}
+    if path.stem == TRIAGE:
+        assert "folder" in names, "the triage notebook diagnoses a folder of captures (folder parameter)"
+        return  # it only reads captures: there is no experiment to rerun
     assert "live" in names, "every investigation can rerun its experiment live (live parameter)"
 
 
