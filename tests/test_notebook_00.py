@@ -16,6 +16,47 @@ from .conftest import ROOT
 TD = ROOT / "tests" / "data"
 
 
+# ------------------------------------------------------------------ the pieces the notebook shows ----
+
+def test_tables_of_the_diagnosis() -> None:
+    from workbench.diagnose.output import detectors_frame, evidence_frame, inputs_frame, unrecognised_frame
+
+    folder = TD / "nb01"
+    diag = diagnose(folder)
+    read = inputs_frame(diag, folder)
+    assert list(read.columns) == ["path", "kind", "format", "rows", "rejects", "span_s"]
+    assert set(read["path"]) == {"hlog_only/calls.hlog", "http_tt/calls.csv", "http_tt/calls_after.csv",
+                                 "http_tt/trace.txt"}  # relative to the folder
+    trace = read.set_index("path").loc["http_tt/trace.txt"]
+    assert (trace["kind"], trace["rows"], trace["rejects"]) == ("strace", 3115, 0) and 17 < trace["span_s"] < 19
+    unknown = unrecognised_frame(diag, folder)
+    assert len(unknown) + len(read) == len(diag.inputs) and unknown["why"].str.len().min() > 0
+    dets = detectors_frame(diag, folder)
+    assert list(dets["detector"]) == [d.detector for d in diag.suspects + diag.not_applicable]
+    assert set(dets["detector"]) == set(DETECTORS)
+    top = dets.iloc[0]
+    assert (top["detector"], top["verdict"], top["rests_on"]) == ("timed_waits", "found", "http_tt/trace.txt")
+    assert dets[dets["verdict"] == "not applicable"]["rests_on"].str.startswith("needs ").all()
+    ev = evidence_frame(diag.suspects[0]).set_index("evidence")["value"]
+    assert ev["peaks"].startswith("(syscall futex, location_ms 300") and ev["kernel_peaks"] == "none"
+
+
+def test_detection_markdown_escapes_data_and_keeps_the_command_exact() -> None:
+    from nbconvert.filters.markdown import markdown2html
+
+    from workbench.diagnose.detectors import Detection
+    from workbench.diagnose.output import code_span, detection_markdown
+
+    cmd = "workbench report 01 -p strace_path '/tmp/<b>x_y</b> `z`.txt' --out reports/diagnose-01"
+    d = Detection("timed_waits", "found", 0.5, "a *peak* in <i>x_y</i>", caveats=["[link](x.html)"],
+                  notebook="01_quantized_latency", command=cmd)
+    page = markdown2html(detection_markdown(d))
+    assert "<i>" not in page and "<b>" not in page and "<a " not in page and "<em>peak" not in page
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert cmd in text and "a *peak* in <i>x_y</i>" in text and "[link](x.html)" in text
+    assert code_span("a ``b`` c") == "``` a ``b`` c ```"
+
+
 def _report(tmp_path: Path, *params: str) -> tuple[dict, str, str]:
     """Run ``workbench report 00 -p …`` into ``tmp_path``: (findings, the page's visible text, the page's HTML)."""
     args = ["report", "00", "--out", str(tmp_path), "--jobs", "1"]
@@ -77,3 +118,18 @@ def test_triage_without_captures_skips_and_says_why(tmp_path: Path) -> None:
     f, text, _ = _report(tmp_path, "folder", "")
     assert all(f[k] is None for k in ("suspects", "files_read", *DETECTORS))
     assert "skipped: needs a folder or files of captures" in text
+
+
+@pytest.mark.slow
+def test_triage_shows_hostile_file_names_as_text(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = "<i>sweep_$1$ *x*.csv"
+    (folder / name).write_bytes((TD / "nb02/open_loop/sweep.csv").read_bytes())
+    (folder / "<b>odd.csv").write_text("what,<i>ever\n1,2\n")
+    f, text, page = _report(tmp_path / "out", "folder", str(folder))
+    assert f["suspects"] == ["latency_quantum", "low_rate_tail"] and f["files_not_recognised"] == 1
+    assert "<i>sweep" not in page and "<b>odd" not in page and "<i>ever" not in page
+    assert name in text and "<b>odd.csv" in text
+    for d in diagnose(folder).found:
+        assert d.command is not None and d.command in text  # the quoted path, exactly as a shell takes it
