@@ -19,7 +19,12 @@ TD = ROOT / "tests" / "data"
 # ------------------------------------------------------------------ the pieces the notebook shows ----
 
 def test_tables_of_the_diagnosis() -> None:
-    from workbench.diagnose.output import detectors_frame, evidence_frame, inputs_frame, unrecognised_frame
+    from workbench.diagnose.output import (
+        detectors_frame,
+        evidence_frame,
+        inputs_frame,
+        unrecognised_frame,
+    )
 
     folder = TD / "nb01"
     diag = diagnose(folder)
