@@ -62,10 +62,12 @@ def test_escaping_keeps_data_from_becoming_markup() -> None:
     # (nbconvert renders report pages with mistune)
     import mistune
 
-    for text in (hostile, "the server's log", "a_b_c > 3 & d", 'say "hi"', "# not a title", "*x* `y`"):
+    for text in (hostile, "the server's log", "a_b_c > 3 & d", 'say "hi"', "# not a title", "*x* `y`",
+                 "see https://example.com/x_y"):
         rendered = mistune.html(esc(text)).strip()
         assert rendered.startswith("<p>") and rendered.endswith("</p>"), rendered
         assert html.unescape(rendered[3:-4]) == text, (text, rendered)
+        assert "<a " not in rendered, rendered  # data text never becomes a link
 
 
 def test_decisions_carry_verdict_evidence_and_caveats() -> None:

@@ -42,3 +42,28 @@ def test_page_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     out = tmp_path / "out"
     run_report([nb], out_dir=out, echo=False)
     assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == []  # no temporary file left
+
+
+def test_inline_html_in_markdown_outputs_stays_whole_and_local_images_are_embedded(tmp_path: Path) -> None:
+    """An inline ``<code>`` keeps its text (nbconvert's image embedding used to close it at once)."""
+    import base64
+
+    import nbformat
+
+    from workbench.notebook import esc
+    from workbench.report.html import render_html
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    (tmp_path / "pic.png").write_bytes(png)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell("show()")
+    text = f"read your capture <code>{esc('data/nb01/calls_x.csv')}</code>: 3 rows; see {esc('https://h/x_y')}"
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": text, "text/plain": "md"})]
+    nb.cells = [nbformat.v4.new_markdown_cell('a picture <img src="pic.png" alt="p"> here'), cell]
+    nbformat.write(nb, str(tmp_path / "n.ipynb"))
+    render_html(tmp_path / "n.ipynb", tmp_path / "n.html")
+    page = (tmp_path / "n.html").read_text()
+    assert "<code>data/nb01/calls_x.csv</code>: 3 rows" in page
+    assert "https://h/x_y" in page and 'href="https://h' not in page  # data text, not a link
+    assert re.search(r'<img[^>]*src="data:image/png;base64,', page) and 'src="pic.png"' not in page

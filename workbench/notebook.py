@@ -51,7 +51,8 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 def esc(text: object) -> str:
     """``text`` safe inside Markdown and HTML: markup characters escaped, so data never becomes markup."""
     s = html.escape(str(text), quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    # "://" as an entity: a URL in data is shown as text, not turned into a link by the renderer
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("://", "&#58;//")
 
 
 def show_markdown(text: str) -> None:

@@ -43,6 +43,38 @@ REPORT_JSON_VERSION = 1
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+def _page_exporter() -> type:
+    """nbconvert's HTML exporter, with images embedded but inline HTML tags left whole.
+
+    With ``embed_images`` nbconvert parses every inline HTML fragment on its own,
+    so an opening tag such as ``<code>`` is closed at once and its text falls out
+    of it (``<code></code>data/x.csv``). Only ``<img>`` fragments need embedding;
+    every other fragment is passed through as Markdown gives it.
+    """
+    from jinja2 import pass_context
+    from nbconvert import HTMLExporter
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    class Renderer(IPythonRenderer):
+        def inline_html(self, html: str) -> str:
+            if html.lstrip()[:4].lower() == "<img":
+                return str(super().inline_html(html))
+            return html
+
+    class PageExporter(HTMLExporter):
+        @pass_context
+        def markdown2html(self, context: Any, source: str) -> str:
+            cell = context.get("cell", {})
+            renderer = Renderer(
+                escape=False, attachments=cell.get("attachments", {}), embed_images=self.embed_images,
+                path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+                anchor_link_text=self.anchor_link_text, exclude_anchor_links=self.exclude_anchor_links,
+                **self.lexer_options)
+            return str(MarkdownWithMath(renderer=renderer).render(source))
+
+    return PageExporter
+
+
 def render_html(ipynb: Path, out_html: Path, no_input: bool = False,
                 page: Mapping[str, Any] | None = None) -> None:
     """Render an executed notebook as one self-contained page (images inline, no script, no network).
@@ -52,14 +84,13 @@ def render_html(ipynb: Path, out_html: Path, no_input: bool = False,
     parameters with the ones set for this run marked. Code cells are folded.
     """
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(ipynb), as_version=4)
-    exporter = HTMLExporter(template_name="workbench_page", extra_template_basedirs=[str(TEMPLATES)],
+    exporter = _page_exporter()(template_name="workbench_page", extra_template_basedirs=[str(TEMPLATES)],
                             embed_images=True, exclude_input=no_input, exclude_input_prompt=no_input,
                             exclude_output_prompt=no_input)
     title = (page or {}).get("title") or ipynb.stem
-    resources: dict[str, Any] = {"metadata": {"name": title}}
+    resources: dict[str, Any] = {"metadata": {"name": title, "path": str(ipynb.parent)}}
     if page:
         resources["workbench"] = dict(page)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
