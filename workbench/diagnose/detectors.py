@@ -364,7 +364,11 @@ def timed_waits(inputs: Sequence[InputFile], min_s: float = 0.2) -> Detection:
         n_role = roles["loop"] + roles["one-off"]
         one_off = roles["one-off"] / n_role if n_role else 0.0
         p_max = max((p.p_value for p in idle), default=1.0)
-        det = _from_decision(name, d, (1 - p_max) * max(0.2, one_off), [f.path])
+        strength = (1 - p_max) * max(0.2, one_off)
+        if d.verdict == "inconclusive" and d.evidence.get("one_off_waits_ms"):
+            # long waits on the request path, too few for a peak: a weak suspect, weaker the fewer they are
+            strength = 0.5 * min(1.0, len(d.evidence["one_off_waits_ms"]) / 5)
+        det = _from_decision(name, d, strength, [f.path])
         det.evidence.update({"calls_in_peaks_loop": roles["loop"], "calls_in_peaks_one_off": roles["one-off"],
                              "kernel_peaks": [{"syscall": p.syscall, "location_ms": round(1e3 * p.location_s, 2),
                                                "count": p.count} for p in peaks

@@ -143,6 +143,7 @@ class StallTest:
     reason: str
     steps: pd.DataFrame
     n_resamples: int
+    min_correlation: float = 0.5
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -243,7 +244,8 @@ def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, conf
                      correlation=r, correlation_low=r_lo, correlation_high=r_hi, confidence=confidence,
                      n_requests=int(nreq), n_steps=int(len(steps)), n_slow=n_slow,
                      slow_excess_ms=1e3 * slow_excess_s, stall_rate_per_s=1e3 * slope, outliers=tuple(outliers),
-                     verdict=verdict, reason=reason, steps=table, n_resamples=n_resamples)
+                     verdict=verdict, reason=reason, steps=table, n_resamples=n_resamples,
+                     min_correlation=min_correlation)
 
 
 # ------------------------------------------------------------------ phase split
@@ -736,10 +738,13 @@ def network_decision(check: BaselineCheck) -> Decision:
 def stall_decision(test: StallTest, control: StallTest | None = None) -> Decision:
     """Does a global stall hit whatever runs? From :func:`global_stall_test` (and its control run, if any).
 
-    yes: "global stall"; no: "not proportional to step length", or fewer slow
-    occurrences than the test needs; inconclusive: slow steps exist but the
-    slope's CI reaches zero. Steps off the line (Holm-corrected over all steps)
-    and a control run that shows the same effect are caveats.
+    yes: "global stall"; no: "not proportional to step length" with the whole
+    correlation CI below the test's ``min_correlation``, or fewer slow occurrences
+    than the test needs; inconclusive: slow steps exist but the slope's CI reaches
+    zero, or the slope is positive and the correlation's CI straddles
+    ``min_correlation`` (a few stalls: too little evidence either way). Steps off
+    the line (Holm-corrected over all steps) and a control run that shows the same
+    effect are caveats.
     """
     ev = {"slope_per_ms": test.slope_per_ms, "slope_ci": [test.slope_low, test.slope_high],
           "correlation": test.correlation, "correlation_ci": [test.correlation_low, test.correlation_high],
@@ -752,9 +757,17 @@ def stall_decision(test: StallTest, control: StallTest | None = None) -> Decisio
     if control is not None and control.verdict == "global stall":
         caveats.append("the control run shows the same effect: its cause is not the one under test")
     few = test.verdict == "no effect" and "nothing to explain" in test.reason
+    not_prop = test.verdict == "not proportional to step length"
+    below = not_prop and math.isfinite(test.correlation_high) and test.correlation_high < test.min_correlation
+    undecided = test.reason
+    if not_prop and not below:
+        undecided = (f"slow steps exist ({test.n_slow}) and the slope is positive; r = {test.correlation:.2f} with a "
+                     f"CI [{test.correlation_low:.2f}, {test.correlation_high:.2f}] that straddles "
+                     f"{test.min_correlation}: too few slow steps to tell a global stall from steps slow for reasons "
+                     "of their own")
     return decide("Does a global stall hit whatever runs?", yes=test.verdict == "global stall",
-                  no=test.verdict == "not proportional to step length" or few,
-                  because_yes=test.reason, because_no=test.reason, because_inconclusive=test.reason,
+                  no=below or few,
+                  because_yes=test.reason, because_no=test.reason, because_inconclusive=undecided,
                   evidence=ev, caveats=tuple(caveats))
 
 
