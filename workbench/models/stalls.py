@@ -643,26 +643,53 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
 
 # ------------------------------------------------------------------ decisions
 
-def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20) -> Decision:
-    """Are the call times quantized? From :func:`latency_modes`.
+def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20,
+                       latency_s: Sequence[float] | np.ndarray | None = None) -> Decision:
+    """Are the call times quantized? From :func:`latency_modes` (and, given, the sample itself).
 
     yes: two or more clusters with a common quantum; no: one cluster;
     inconclusive: fewer than ``min_calls`` calls, or several clusters without a
     common spacing (structure, but not whole multiples of one delay).
+
+    With ``latency_s`` (the sample the modes came from) the quantum is judged by
+    :func:`workbench.stats.quantum_evidence` over the clusters as modes — the same rule
+    ``workbench diagnose`` applies: the spacing must sit above the output's resolution and
+    every cluster on a step must be narrow (else inconclusive: a second population, not a step);
+    and a single step from the fastest cluster smaller than that cluster's own latency
+    (3.5 and 5.8 ms) is a split of the bulk, not a stall step: inconclusive. Evidence then
+    also has ``multiples``, ``score`` and ``resolution_ms``.
     """
-    ev = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
-          "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
+    ev: dict[str, object] = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
+                             "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
     many = len(modes.modes) >= 2
     listing = ", ".join(f"{m.location:.4g} ms ({m.count} calls)" for m in modes.modes)
+    quantum = modes.quantum_ms
+    why_not = f"{len(modes.modes)} clusters ({listing or 'none'}) without a common spacing"
+    if latency_s is not None and many and n_calls >= min_calls:
+        from ..stats import quantum_evidence
+
+        x = 1e3 * np.asarray(latency_s, dtype=float)
+        q = quantum_evidence(x[np.isfinite(x)], modes=modes.modes)
+        ev.update({"multiples": list(q.multiples), "score": q.score, "resolution_ms": q.resolution})
+        quantum = q.quantum if q.verdict == "yes" else None
+        ev["quantum_ms"] = quantum
+        first = min(m.location for m in modes.modes)
+        steps = [k for k in q.multiples if k >= 1]
+        if quantum is not None and len(steps) == 1 and q.origin != 0.0 and quantum < first:
+            why_not = (f"{listing}: one step of {quantum:.4g} ms from the fastest cluster, smaller than that "
+                       "cluster's own latency — a split of the bulk, not a stall step")
+            quantum = None
+            ev["quantum_ms"] = None
+        elif quantum is None:
+            why_not = f"{len(modes.modes)} clusters ({listing}) without a common spacing: {q.reason}"
     return decide("Are the call times quantized?",
-                  yes=n_calls >= min_calls and many and modes.quantum_ms is not None,
+                  yes=n_calls >= min_calls and many and quantum is not None,
                   no=n_calls >= min_calls and len(modes.modes) == 1,
                   because_yes=f"{len(modes.modes)} clusters — {listing} — spaced by a common quantum of "
-                              f"{modes.quantum_ms or 0:.4g} ms",
+                              f"{quantum or 0:.4g} ms",
                   because_no=f"one cluster only ({listing})",
                   because_inconclusive=(f"only {n_calls} calls (at least {min_calls} needed)" if n_calls < min_calls
-                                        else f"{len(modes.modes)} clusters ({listing or 'none'}) without a common "
-                                             "spacing"),
+                                        else why_not),
                   evidence=ev)
 
 

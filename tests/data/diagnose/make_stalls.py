@@ -63,7 +63,7 @@ def main() -> int:
         copy(strong["strace_fixed"], t / "absent" / "strace.txt")
         copy(weak["strace_before"], t / "weak" / "strace.txt")
         copy(strong["steps"], g / "present" / "steps.csv")
-        rows_where(strong["steps"], g / "absent" / "steps.csv", "condition", "control")
+        rows_where(strong["steps"], g / "control_busy_machine" / "steps.csv", "condition", "control")
         copy(weak["steps"], g / "weak" / "steps.csv")
         for name, paths in (("strong", strong), ("weak", weak)):
             with open(paths["injections"], newline="") as f:
