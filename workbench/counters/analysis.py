@@ -590,10 +590,12 @@ def probe_amplification(reads: pd.DataFrame, files: pd.DataFrame, counters: pd.D
     ways = probe_ways(reads, files, counters, phases, page_bytes)
     held = set(counters["source"] + ":" + counters["item"] + "/" + counters["counter"])
     by = probe_phase_bytes(counters, phases, spec, page_bytes) if spec.label in held else pd.Series(dtype="float64")
-    return {str(row.advice): amplification_decision(float(by.get(row.advice, math.nan)), row.requested_bytes,
-                                                    row.reads, anchor=spec.label, demand="the probe's requests",
-                                                    min_ratio=min_ratio)
-            for row in ways.itertuples()}
+    out: dict[str, Decision] = {}
+    for advice, asked, n_reads in zip(ways["advice"], ways["requested_bytes"], ways["reads"], strict=True):
+        out[str(advice)] = amplification_decision(float(by.get(advice, math.nan)), float(asked), float(n_reads),
+                                                  anchor=spec.label, demand="the probe's requests",
+                                                  min_ratio=min_ratio)
+    return out
 
 
 def series_amplification(series: pd.DataFrame, anchor: Anchor | str, demand: Anchor | str,

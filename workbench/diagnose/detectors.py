@@ -550,7 +550,7 @@ def _series_detection(name: str, f: InputFile) -> Detection | None:
         det.verdict, det.strength = "inconclusive", 0.5 * det.strength
         det.because = (f"{f.path}: no anchor declared and the devices that read during the window disagree: "
                        + ", ".join(f"{k} {v.verdict} ({float(v.evidence['ratio']):.3g}×)" for k, v in per.items())
-                       + f"; name the device under the reads as notebook 03's anchor")
+                       + "; name the device under the reads as notebook 03's anchor")
     elif len(per) > 1:
         det.caveats.append(f"no anchor declared: {len(per)} devices read during the window "
                            f"({', '.join(per)}); the smallest ratio, {dev}'s, is reported — declare the device "

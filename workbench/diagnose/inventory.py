@@ -233,8 +233,14 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
 def _snapshot_reader(path: Path, head: str) -> tuple[str, Any] | None:
     """(family, reader) of a single counter file, told as :func:`workbench.counters.read_series` tells them:
     by its path (``.txt`` and compression suffixes set aside, ``_`` read as ``/``), else by its content."""
-    from ..counters import read_cephfs_metrics, read_diskstats, read_net_dev, read_pid_io, read_read_ahead_kb, \
-        read_vmstat
+    from ..counters import (
+        read_cephfs_metrics,
+        read_diskstats,
+        read_net_dev,
+        read_pid_io,
+        read_read_ahead_kb,
+        read_vmstat,
+    )
     from ..counters.series import _parser_for
 
     name = path.name
