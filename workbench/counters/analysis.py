@@ -577,6 +577,53 @@ def amplification_decision(fetched_bytes: float, demanded_bytes: float, read_ops
                   evidence=ev)
 
 
+def probe_amplification(reads: pd.DataFrame, files: pd.DataFrame, counters: pd.DataFrame,
+                        phases: dict[str, dict], anchor: Anchor | str = "pid_io:self/read_bytes", *,
+                        page_bytes: int = 4096, min_ratio: float = 2.0) -> dict[str, Decision]:
+    """:func:`amplification_decision` per advice of a readahead probe run, as notebook 03 section 9 takes it.
+
+    Fetched: the ``anchor`` counter's increase in each advice's phase of the probe's
+    ``counters.snapshots`` (:func:`probe_phase_bytes`; NaN when the snapshots do not hold it);
+    asked: the probe's requested bytes and reads (:func:`probe_ways`). Returns advice → Decision.
+    """
+    spec = parse_counter(anchor, param="anchor") if isinstance(anchor, str) else anchor
+    ways = probe_ways(reads, files, counters, phases, page_bytes)
+    held = set(counters["source"] + ":" + counters["item"] + "/" + counters["counter"])
+    by = probe_phase_bytes(counters, phases, spec, page_bytes) if spec.label in held else pd.Series(dtype="float64")
+    out: dict[str, Decision] = {}
+    for advice, asked, n_reads in zip(ways["advice"], ways["requested_bytes"], ways["reads"], strict=True):
+        out[str(advice)] = amplification_decision(float(by.get(advice, math.nan)), float(asked), float(n_reads),
+                                                  anchor=spec.label, demand="the probe's requests",
+                                                  min_ratio=min_ratio)
+    return out
+
+
+def series_amplification(series: pd.DataFrame, anchor: Anchor | str, demand: Anchor | str,
+                         ops: Anchor | str | None = None, *, host: str | None = None,
+                         min_ratio: float = 2.0) -> Decision:
+    """:func:`amplification_decision` from snapshots alone, as notebook 03 section 4 takes it with ``demand_counter``.
+
+    Fetched: the ``anchor`` byte counter's increase over its common window
+    (:func:`common_window`, :func:`increase_bytes`) on ``host`` (None: every host); asked: the
+    ``demand`` byte counter over the same window (e.g. ``pid_io:<pid>/rchar``); ``ops`` the read
+    operations counter (e.g. ``pid_io:<pid>/syscr``). Raises
+    :class:`~workbench.errors.UsageError` when the anchor is absent or not a byte counter.
+    """
+    a = parse_counter(anchor, param="anchor") if isinstance(anchor, str) else anchor
+    d = parse_counter(demand, param="demand") if isinstance(demand, str) else demand
+    t0, t1 = common_window(series, a)
+    fetched = increase_bytes(series, a, start=t0, end=t1, host=host)
+    asked, _why = instrument_bytes(series, d, start=t0, end=t1, host=host)
+    n_ops = math.nan
+    if ops is not None:
+        o = parse_counter(ops, param="ops") if isinstance(ops, str) else ops
+        try:
+            n_ops = increase(series, source=o.source, item=o.item, counter=o.counter, start=t0, end=t1, host=host)
+        except ValueError:
+            n_ops = math.nan
+    return amplification_decision(fetched, asked, n_ops, anchor=a.label, demand=d.label, min_ratio=min_ratio)
+
+
 def group_amplification(reads: pd.DataFrame, by: str = "advice", *, confidence: float = 0.95,
                         n_comparisons: int = 1) -> pd.DataFrame:
     """Amplification (Σ pulled ÷ Σ requested bytes) per group of a probe's reads, with an interval.

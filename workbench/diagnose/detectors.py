@@ -186,15 +186,21 @@ def latency_quantum(inputs: Sequence[InputFile]) -> Detection:
 
     Each latency file with raw samples is split into its conditions (columns phase,
     run, options, condition, rate_per_s where present); each condition with at least
-    :data:`MIN_SAMPLES` answered requests goes through :func:`workbench.stats.quantum_evidence`
-    (which refuses spacings within 8 steps of the output's resolution). Conditions with
-    a quantum are then checked against each other with :func:`workbench.stats.quantum_across`.
+    :data:`MIN_SAMPLES` answered requests goes through notebook 01's own decision:
+    :func:`workbench.models.stalls.latency_modes` (clusters on a log axis) and
+    :func:`~workbench.models.stalls.quantized_decision` given the sample, which judges the
+    spacing with :func:`workbench.stats.quantum_evidence` (never within 8 steps of the
+    output's resolution; narrow clusters only; a single step smaller than the fastest
+    cluster is a split of the bulk). Conditions with a quantum are then checked against
+    each other with :func:`workbench.stats.quantum_across`.
     found: a condition has a quantum; strength: its lattice score (0–1), times the share
-    of the file's conditions with two or more modes that show it (at least 1/2).
+    of the file's conditions with two or more clusters that show it (at least 1/2).
+    inconclusive: clusters without a common spacing; strength half the best such score.
     A step between 30 and 250 ms on a file with several rates points to notebook 02,
     anything else to 01.
     """
-    from ..stats import quantum_across, quantum_evidence
+    from ..models.stalls import latency_modes, quantized_decision
+    from ..stats import quantum_across
 
     name = "latency_quantum"
     results = []
@@ -203,23 +209,30 @@ def latency_quantum(inputs: Sequence[InputFile]) -> Detection:
         if not groups:
             continue
         try:
-            per = {k: quantum_evidence(v) for k, v in groups.items()}
+            per = {}
+            for k, v in groups.items():
+                m = latency_modes(v / 1e3)
+                per[k] = (m, quantized_decision(m, int(v.size), latency_s=v / 1e3))
         except (WorkbenchError, ValueError) as exc:
             results.append(_error(name, [f.path], exc))
             continue
-        yes = {k: q for k, q in per.items() if q.verdict == "yes" and q.quantum is not None}
-        multi = [k for k, q in per.items() if len(q.modes) >= 2]
-        res_ms = min((q.resolution for q in per.values() if math.isfinite(q.resolution)), default=math.nan)
+        yes = {k: md for k, md in per.items() if md[1].verdict == "yes"}
+        multi = [k for k, (m, _d) in per.items() if len(m.modes) >= 2]
+        res = [float(d.evidence["resolution_ms"]) for _m, d in per.values() if "resolution_ms" in d.evidence]
+        res_ms = min(res, default=math.nan)
         ev: dict[str, Any] = {"conditions": len(groups), "conditions_with_two_modes": len(multi),
                               "resolution_ms": res_ms, "samples": int(sum(v.size for v in groups.values()))}
         caveats: list[str] = []
         if yes:
-            label, q = max(yes.items(), key=lambda kv: kv[1].score)
-            assert q.quantum is not None
-            ev.update({"quantum_ms": q.quantum, "condition": label, "score": q.score,
-                       "modes_ms": [round(m.location, 3) for m in q.modes], "multiples": list(q.multiples),
-                       "conditions_with_quantum": len(yes)})
-            caveats += list(q.caveats)
+            label, (m, d) = max(yes.items(), key=lambda kv: float(kv[1][1].evidence.get("score", 0.0)))
+            quantum = float(d.evidence["quantum_ms"])
+            score = float(d.evidence.get("score", 0.0))
+            multiples = [int(k) for k in d.evidence.get("multiples", [])]
+            ev.update({"quantum_ms": quantum, "condition": label, "score": score,
+                       "modes_ms": [round(x.location, 3) for x in m.modes], "multiples": multiples,
+                       "counts": [int(x.count) for x in m.modes], "conditions_with_quantum": len(yes)})
+            if sum(1 for k in multiples if k >= 1) == 1:
+                caveats.append("one step only (one cluster above the base): a spacing, not yet a lattice")
             if len(yes) >= 2:
                 across = quantum_across({k: groups[k] for k in yes})
                 ev["common_quantum_ms"] = across.quantum
@@ -227,29 +240,42 @@ def latency_quantum(inputs: Sequence[InputFile]) -> Detection:
                 if across.verdict == "no":
                     caveats.append(f"the conditions' steps do not line up: {across.reason}")
             share = len(yes) / max(1, len(multi))
-            strength = q.score * max(0.5, min(1.0, share))
-            because = (f"{f.path}: {label}: modes at {', '.join(f'{m.location:.1f}' for m in q.modes)} ms sit on a "
-                       f"{q.quantum:.1f} ms step (lattice score {q.score:.2f}; output resolution "
+            strength = score * max(0.5, min(1.0, share))
+            because = (f"{f.path}: {label}: {d.because} (lattice score {score:.2f}; output resolution "
                        f"{res_ms:.3g} ms); {len(yes)} of {len(groups)} condition(s) show a step")
             det = Detection(name, "found", _clip(strength), because, ev, caveats, [f.path])
-            origin = q.origin if math.isfinite(q.origin) else q.modes[0].location
+            origin = min(x.location for x in m.modes)
             v = groups[label]
-            det.plot = {"kind": "hist", "values": v[v <= np.percentile(v, 99.5)], "xlabel": f"latency (ms), {label}", "logy": True,
-                        "lines": [origin + k * q.quantum for k in range(0, max(q.multiples, default=1) + 1)]}
+            det.plot = {"kind": "hist", "values": v[v <= np.percentile(v, 99.5)], "xlabel": f"latency (ms), {label}",
+                        "logy": True,
+                        "lines": [origin + k * quantum for k in range(0, max(multiples, default=1) + 1)]}
             rates = f.frame["rate_per_s"].nunique() if "rate_per_s" in f.frame.columns else 0
-            if 30.0 <= q.quantum <= 250.0 and rates >= 2:
+            if 30.0 <= quantum <= 250.0 and rates >= 2:
                 det.notebook, det.command = NOTEBOOKS["02"], report_command("02", {"sweep_path": f.path})
             else:
                 det.notebook = NOTEBOOKS["01"]
                 run = {"calls_run": str(label.split("run=")[1].split(",")[0])} if "run=" in label else {}
                 det.command = report_command("01", {"calls_path": f.path, **run})
             results.append(det)
-        else:
-            reasons = sorted({q.reason for q in per.values()})
-            ev["reasons"] = reasons[:3]
-            because = (f"{f.path}: none of {len(groups)} condition(s) has modes on a common step "
-                       f"({reasons[0] if reasons else 'no modes'})")
-            results.append(Detection(name, "not found", 0.0, because, ev, caveats, [f.path]))
+            continue
+        undecided = {k: md for k, md in per.items() if md[1].verdict == "inconclusive" and len(md[0].modes) >= 2}
+        reasons = sorted({d.because for _m, d in per.values()})
+        ev["reasons"] = reasons[:3]
+        if undecided:
+            label, (m, d) = max(undecided.items(), key=lambda kv: float(kv[1][1].evidence.get("score", 0.0)
+                                                                         if math.isfinite(float(kv[1][1].evidence.get(
+                                                                             "score", 0.0) or 0.0)) else 0.0))
+            sc = float(d.evidence.get("score", 0.0) or 0.0)
+            det = Detection(name, "inconclusive", 0.5 * _clip(0.5 * sc if math.isfinite(sc) else 0.0),
+                            f"{f.path}: {label}: {d.because}", ev, caveats, [f.path])
+            det.notebook = NOTEBOOKS["01"]
+            run = {"calls_run": str(label.split("run=")[1].split(",")[0])} if "run=" in label else {}
+            det.command = report_command("01", {"calls_path": f.path, **run})
+            results.append(det)
+            continue
+        because = (f"{f.path}: none of {len(groups)} condition(s) has clusters on a common step "
+                   f"({reasons[0] if reasons else 'no modes'})")
+        results.append(Detection(name, "not found", 0.0, because, ev, caveats, [f.path]))
     return _best(results, name, f"latency samples (one row per request, at least {MIN_SAMPLES} answered in a "
                                 "condition): hey/k6/jmeter/plain CSV …; histograms (hgrm, hlog) hide the modes")
 
@@ -364,7 +390,11 @@ def timed_waits(inputs: Sequence[InputFile], min_s: float = 0.2) -> Detection:
         n_role = roles["loop"] + roles["one-off"]
         one_off = roles["one-off"] / n_role if n_role else 0.0
         p_max = max((p.p_value for p in idle), default=1.0)
-        det = _from_decision(name, d, (1 - p_max) * max(0.2, one_off), [f.path])
+        strength = (1 - p_max) * max(0.2, one_off)
+        if d.verdict == "inconclusive" and d.evidence.get("one_off_waits_ms"):
+            # long waits on the request path, too few for a peak: a weak suspect, weaker the fewer they are
+            strength = 0.5 * min(1.0, len(d.evidence["one_off_waits_ms"]) / 5)
+        det = _from_decision(name, d, strength, [f.path])
         det.evidence.update({"calls_in_peaks_loop": roles["loop"], "calls_in_peaks_one_off": roles["one-off"],
                              "kernel_peaks": [{"syscall": p.syscall, "location_ms": round(1e3 * p.location_s, 2),
                                                "count": p.count} for p in peaks
@@ -448,18 +478,133 @@ def _map_total(out: Any, counter: str) -> float:
     return float(map_values(maps, counter).sum())
 
 
-def readahead_amplification(inputs: Sequence[InputFile]) -> Detection:
-    """Bytes fetched against bytes asked, where both exist (bpftrace maps ``@ra_bytes`` and ``@demand_bytes``).
+#: the anchor a readahead probe capture is read against (notebook 03's ``probe_anchor`` default)
+PROBE_ANCHOR = "pid_io:self/read_bytes"
 
-    Demand and fetch maps are paired within a folder (several of each are summed), and
-    tested with :func:`workbench.counters.analysis.amplification_decision`
-    (found: fetched ÷ asked ≥ 2). strength (found): 1 − 1 / ratio (0.5 at 2×, 0.9 at 10×).
+
+def _probe_detection(name: str, f: InputFile) -> Detection:
+    """Amplification per advice of a readahead probe capture; the advice that amplifies most is reported."""
+    from ..counters.analysis import probe_amplification
+
+    cap = f.frame
+    page = int((cap.meta.get("environment") or {}).get("page_bytes") or 4096)
+    per = probe_amplification(cap.reads, cap.files, cap.counters, cap.meta["phases"], PROBE_ANCHOR, page_bytes=page)
+    if not per:
+        raise WorkbenchError(f"{f.path}: the probe capture has no advice with reads")
+    order = {"yes": 2, "inconclusive": 1, "no": 0}
+
+    def ratio(d: Decision) -> float:
+        r = float(d.evidence.get("ratio", math.nan))
+        return r if math.isfinite(r) else -1.0
+
+    advice, d = max(per.items(), key=lambda kv: (order[kv[1].verdict], ratio(kv[1])))
+    r = float(d.evidence.get("ratio", math.nan))
+    det = _from_decision(name, d, 1 - 1 / r if r > 1 else 0.0, [f.path])
+    det.because = f"{f.path}: advice {advice}: {d.because}"
+    det.evidence["advice"] = advice
+    det.evidence["ratio_by_advice"] = {a: v.evidence.get("ratio") for a, v in per.items()}
+    det.evidence["verdict_by_advice"] = {a: v.verdict for a, v in per.items()}
+    det.plot = {"kind": "bars", "labels": [f"{a} asked" for a in per] + [f"{a} fetched" for a in per],
+                "values": [float(v.evidence["demanded_bytes"]) / 2**10 for v in per.values()]
+                + [float(v.evidence["fetched_bytes"]) / 2**10 for v in per.values()], "ylabel": "KiB"}
+    if det.verdict != "not found":
+        det.notebook = NOTEBOOKS["03"]
+        det.command = report_command("03", {"probe_dir": f.path, "probe_anchor": PROBE_ANCHOR})
+    return det
+
+
+def _series_detection(name: str, f: InputFile) -> Detection | None:
+    """Amplification from snapshots alone: a process's ``/proc/<pid>/io`` (asked) against the block
+    devices' ``/proc/diskstats`` reads (fetched); None when the snapshots hold no such pair."""
+    from ..counters.analysis import counter_hosts, parse_counter, series_amplification
+
+    fr = f.frame
+    if fr is None or not {"source", "item", "counter", "host", "timestamp"} <= set(fr.columns):
+        return None
+    pids = sorted({str(i) for i in fr.loc[(fr["source"] == "pid_io") & (fr["counter"] == "rchar"), "item"]})
+    disks = sorted({str(i) for i in fr.loc[(fr["source"] == "diskstats") & (fr["counter"] == "read_bytes"), "item"]})
+    if len(pids) != 1 or not disks:
+        return None
+    pid = pids[0]
+    demand = parse_counter(f"pid_io:{pid}/rchar")
+    hosts = counter_hosts(fr, demand)
+    if len(hosts) != 1:
+        return None
+    host = hosts[0]
+    per: dict[str, Decision] = {}
+    for dev in disks:
+        spec = parse_counter(f"diskstats:{dev}/read_bytes")
+        if host not in counter_hosts(fr, spec):
+            continue
+        d = series_amplification(fr, spec, demand, f"pid_io:{pid}/syscr", host=host)
+        if float(d.evidence.get("fetched_bytes", 0.0)) > 0:
+            per[dev] = d
+    if not per:
+        return None
+    verdicts = {d.verdict for d in per.values()}
+    dev, d = min(per.items(), key=lambda kv: float(kv[1].evidence["ratio"]))
+    r = float(d.evidence["ratio"])
+    det = _from_decision(name, d, 1 - 1 / r if r > 1 else 0.0, [f.path])
+    det.evidence["ratio_by_device"] = {k: v.evidence["ratio"] for k, v in per.items()}
+    if len(verdicts) > 1:
+        det.verdict, det.strength = "inconclusive", 0.5 * det.strength
+        det.because = (f"{f.path}: no anchor declared and the devices that read during the window disagree: "
+                       + ", ".join(f"{k} {v.verdict} ({float(v.evidence['ratio']):.3g}×)" for k, v in per.items())
+                       + "; name the device under the reads as notebook 03's anchor")
+    elif len(per) > 1:
+        det.caveats.append(f"no anchor declared: {len(per)} devices read during the window "
+                           f"({', '.join(per)}); the smallest ratio, {dev}'s, is reported — declare the device "
+                           "under the reads as the anchor")
+    det.plot = {"kind": "bars", "labels": ["asked", *[f"{k} read" for k in per]],
+                "values": [float(d.evidence["demanded_bytes"]) / 2**10,
+                           *[float(v.evidence["fetched_bytes"]) / 2**10 for v in per.values()]], "ylabel": "KiB"}
+    if det.verdict != "not found":
+        det.notebook = NOTEBOOKS["03"]
+        det.command = report_command("03", {"snapshots": f.path, "anchor": f"diskstats:{dev}/read_bytes",
+                                            "demand_counter": f"pid_io:{pid}/rchar",
+                                            "demand_ops_counter": f"pid_io:{pid}/syscr", "profiled_host": host})
+    return det
+
+
+def readahead_amplification(inputs: Sequence[InputFile]) -> Detection:
+    """Bytes fetched against bytes asked, where both exist: bpftrace maps, a readahead probe, or snapshots.
+
+    Three kinds of input, each tested with :func:`workbench.counters.analysis.amplification_decision`
+    (found: fetched ÷ asked ≥ 2), as notebook 03 takes them:
+
+    - bpftrace maps ``@ra_bytes`` (fetch) and ``@demand_bytes`` (demand), paired within a folder
+      (several of each are summed);
+    - a readahead probe capture (``workbench lab readahead``): per advice through
+      :func:`~workbench.counters.analysis.probe_amplification` with the anchor
+      :data:`PROBE_ANCHOR`; the advice that amplifies most is reported;
+    - counter snapshots (a ``<host>/<ts>/<path>`` tree, marker logs) holding one process's
+      ``/proc/<pid>/io`` and ``/proc/diskstats``: :func:`~workbench.counters.analysis.series_amplification`
+      with the pid's ``rchar`` as demand against each device that read in the window; the devices
+      must agree (inconclusive otherwise: the anchor is then the user's to declare), the smallest
+      ratio is reported.
+
+    strength (found): 1 − 1 / ratio (0.5 at 2×, 0.9 at 10×).
     """
     from ..counters.analysis import amplification_decision
 
     name = "readahead_amplification"
     by_dir: dict[str, dict[str, list[InputFile]]] = {}
+    results = []
     for f in inputs:
+        if f.format == "readahead_probe":
+            try:
+                results.append(_probe_detection(name, f))
+            except (WorkbenchError, ValueError, KeyError, TypeError) as exc:
+                results.append(_error(name, [f.path], exc))
+            continue
+        if f.format in ("snapshot_tree", "snapshots"):
+            try:
+                det = _series_detection(name, f)
+            except (WorkbenchError, ValueError, KeyError, TypeError) as exc:
+                det = _error(name, [f.path], exc)
+            if det is not None:
+                results.append(det)
+            continue
         if f.format != "bpftrace":
             continue
         maps = set(f.extra.get("maps", []))
@@ -468,7 +613,6 @@ def readahead_amplification(inputs: Sequence[InputFile]) -> Detection:
             slot["demand"].append(f)
         if "@ra_bytes" in maps and "@demand_bytes" not in maps:
             slot["fetch"].append(f)
-    results = []
     for _folder, slot in sorted(by_dir.items()):
         if not slot["demand"] or not slot["fetch"]:
             continue
@@ -496,7 +640,9 @@ def readahead_amplification(inputs: Sequence[InputFile]) -> Detection:
             det.command = report_command("03", {"demand_probe": demand.path, "fetch_probe": fetch.path})
         results.append(det)
     return _best(results, name, "bytes fetched and bytes asked over the same window: bpftrace maps @ra_bytes (fetch) "
-                                "and @demand_bytes (demand) in one folder")
+                                "and @demand_bytes (demand) in one folder, a readahead probe capture (workbench lab "
+                                "readahead --out DIR), or snapshots of one process's /proc/<pid>/io beside "
+                                "/proc/diskstats")
 
 
 # ---------------------------------------------------------------------------- event_loop_yields ----

@@ -11,8 +11,19 @@ loaders in turn, from the most specific to the most permissive:
    :func:`workbench.lab.yields.read_capture`), per-actor metrics
    (:func:`workbench.lab.actors.read_actor_metrics`);
 4. counter snapshots (marker logs, ``*.snapshots``) → :func:`workbench.counters.read_series`;
-5. anything else → :func:`workbench.latency.read_latency`, whose content detection knows
+5. a single counter file (``/proc/vmstat``, ``/proc/diskstats``, ``/proc/net/dev``,
+   ``/proc/<pid>/io``, ``read_ahead_kb``, CephFS ``metrics``), told by its name or content as
+   :func:`workbench.counters.read_series` tells them → that file's procfs/bdi/cephfs reader;
+6. anything else → :func:`workbench.latency.read_latency`, whose content detection knows
    the load tools' formats.
+
+Some captures are folders, read whole before their files are looked at one by one:
+
+- a readahead probe capture (``reads.csv``, ``files.csv``, ``counters.snapshots``,
+  ``meta.json``: ``workbench lab readahead --out DIR``) → :func:`workbench.lab.readahead.read_readahead_probe`,
+  listed as one input of format ``readahead_probe``;
+- a snapshot tree (``<host>/<ts>/<path>``, ``<ts>/<path>``, or ``<ts>-<source>.txt`` files)
+  → :func:`workbench.counters.read_series`, listed as one input of format ``snapshot_tree``.
 
 Compressed files (gzip, bzip2, xz, zstd) are read through; the readers decompress.
 A file no reader accepts is kept as kind ``unknown`` with each reader's reason.
@@ -31,7 +42,7 @@ import pandas as pd
 from ..errors import InputNotFoundError, WorkbenchError
 from ..sources import open_decompressed
 
-__all__ = ["InputFile", "KINDS", "inventory", "list_files"]
+__all__ = ["InputFile", "KINDS", "capture_folders", "folder_capture", "inventory", "list_files"]
 
 #: kinds of input, as the JSON output names them
 KINDS = ("latency", "strace", "counters", "table", "unknown")
@@ -216,6 +227,43 @@ def _read_series(path: Path) -> InputFile:
                      span_s=_span(fr, "timestamp_s", "timestamp"), frame=fr, extra={"sources": sources})
 
 
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+
+
+def _snapshot_reader(path: Path, head: str) -> tuple[str, Any] | None:
+    """(family, reader) of a single counter file, told as :func:`workbench.counters.read_series` tells them:
+    by its path (``.txt`` and compression suffixes set aside, ``_`` read as ``/``), else by its content."""
+    from ..counters import (
+        read_cephfs_metrics,
+        read_diskstats,
+        read_net_dev,
+        read_pid_io,
+        read_read_ahead_kb,
+        read_vmstat,
+    )
+    from ..counters.series import _parser_for
+
+    name = path.name
+    for suf in _COMPRESSED:
+        name = name.removesuffix(suf)
+    name = name.removesuffix(".txt")
+    as_path = "/" + "/".join([*path.parent.parts[-2:], name.replace("net_dev", "net/dev").replace("pid_io", "self/io")])
+    found = _parser_for(as_path, head)
+    readers = {"vmstat": read_vmstat, "diskstats": read_diskstats, "net_dev": read_net_dev, "pid_io": read_pid_io,
+               "bdi": read_read_ahead_kb, "cephfs_metrics": read_cephfs_metrics}
+    if found is None or found[0] not in readers:
+        return None
+    return found[0], readers[found[0]]
+
+
+def _read_snapshot(path: Path, family: str, reader: Any) -> InputFile:
+    fr = reader(path)
+    if len(fr) == 0:
+        raise WorkbenchError(f"{path}: no {family} counter found")
+    return InputFile(str(path), "counters", family, rows=len(fr), rejects=_n_rejects(fr), frame=fr,
+                     extra={"sources": sorted({str(v) for v in fr["source"].unique()})})
+
+
 def _read_latency(path: Path) -> InputFile:
     from ..latency import read_latency
 
@@ -263,6 +311,10 @@ def read_one(path: Path) -> InputFile:
         attempts.append((fmt, lambda p, fmt=fmt, reader=reader: _read_table(p, fmt, reader)))
     if path.name.endswith((".snapshots", ".snapshots.gz")) or any(ln.startswith("#== snapshot") for ln in lines[:3]):
         attempts.append(("counter snapshots", _read_series))
+    snap = _snapshot_reader(path, head) if table is None else None
+    if snap is not None:
+        family, sreader = snap
+        attempts.append((family, lambda p, family=family, sreader=sreader: _read_snapshot(p, family, sreader)))
     attempts.append(("latency", _read_latency))
     for what, reader in attempts:
         try:
@@ -274,6 +326,132 @@ def read_one(path: Path) -> InputFile:
     return InputFile(str(path), "unknown", "", reason="; ".join(tried))
 
 
-def inventory(paths: Iterable[str | Path]) -> list[InputFile]:
-    """Every file under ``paths`` with its kind, format, rows, rejects and time span (see :class:`InputFile`)."""
-    return [read_one(f) for f in list_files(list(paths))]
+#: the files of a readahead probe capture (``workbench lab readahead --out DIR``)
+PROBE_FILES = ("reads.csv", "files.csv", "counters.snapshots", "meta.json")
+
+
+def _is_ts(name: str) -> bool:
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _subdirs(d: Path) -> list[Path]:
+    try:
+        return [c for c in d.iterdir() if c.is_dir() and not c.name.startswith(".")]
+    except OSError:
+        return []
+
+
+def folder_capture(folder: str | Path) -> str | None:
+    """``"readahead_probe"`` or ``"snapshot_tree"`` when ``folder`` is such a capture, read whole; else None.
+
+    A snapshot tree has ``<host>/<ts>/…`` or ``<ts>/…`` folders (``<ts>`` a number), or two
+    or more ``<ts>-<source>.txt`` files.
+    """
+    from ..counters.series import SNAPSHOT_FILE
+
+    d = Path(folder)
+    if not d.is_dir():
+        return None
+    if all((d / n).is_file() for n in PROBE_FILES):
+        return "readahead_probe"
+    subs = _subdirs(d)
+    if any(_is_ts(c.name) and _subdirs(c) for c in subs):
+        return "snapshot_tree"
+    if any(_is_ts(g.name) and _subdirs(g) for c in subs if not _is_ts(c.name) for g in _subdirs(c)):
+        return "snapshot_tree"
+    try:
+        named = sum(1 for f in d.iterdir() if f.is_file() and SNAPSHOT_FILE.match(f.name))
+    except OSError:
+        named = 0
+    return "snapshot_tree" if named >= 2 else None
+
+
+def _read_folder(folder: Path, what: str) -> InputFile:
+    """One folder capture as one input; a folder the reader refuses is kind ``unknown`` with its reason."""
+    n_files = sum(1 for f in folder.rglob("*") if f.is_file())
+    try:
+        if what == "readahead_probe":
+            from ..lab.readahead import read_readahead_probe
+
+            cap = read_readahead_probe(folder)
+            rows = len(cap.reads) + len(cap.files) + len(cap.counters)
+            rej = sum(_n_rejects(f) for f in (cap.reads, cap.files, cap.counters))
+            return InputFile(str(folder), "counters", what, rows=rows, rejects=rej,
+                             span_s=_span(cap.counters, "timestamp"), frame=cap,
+                             extra={"files": n_files, "advices": sorted(map(str, cap.reads["advice"].unique()))})
+        from ..counters import read_series
+
+        fr = read_series(folder)
+        if len(fr) == 0:
+            raise WorkbenchError(f"{folder}: no counter snapshot found")
+        return InputFile(str(folder), "counters", what, rows=len(fr), rejects=_n_rejects(fr),
+                         span_s=_span(fr, "timestamp"), frame=fr,
+                         extra={"files": n_files, "sources": sorted({str(v) for v in fr["source"].unique()})})
+    except (WorkbenchError, ValueError, KeyError, TypeError, OSError, EOFError) as exc:
+        return InputFile(str(folder), "unknown", "", reason=f"{what}: {_short(exc, folder)}")
+
+
+def _unit_of(f: Path, top: Path, cache: dict[Path, str | None]) -> Path | None:
+    """The outermost folder from ``f``'s up to ``top`` that is a folder capture, if any (a tree
+    ``<host>/<ts>/…`` is read from its root, where the host names are)."""
+    d, best = f.parent, None
+    while True:
+        if d not in cache:
+            cache[d] = folder_capture(d)
+        if cache[d] is not None:
+            best = d
+        if d == top or d == d.parent or top not in d.parents:
+            return best
+        d = d.parent
+
+
+def inventory(paths: Iterable[str | Path], *, recursive: bool = True) -> list[InputFile]:
+    """Every capture under ``paths`` with its kind, format, rows, rejects and time span (see :class:`InputFile`).
+
+    Folder captures (a readahead probe, a snapshot tree) are one input each; other files one
+    each. ``recursive=False`` reads only the files directly in each folder given (and the folder
+    itself when it is a folder capture).
+    Raises :class:`~workbench.errors.InputNotFoundError` naming a path that does not exist.
+    """
+    out: list[InputFile] = []
+    seen: set[Path] = set()
+    cache: dict[Path, str | None] = {}
+    for p in map(Path, paths):
+        if not p.exists():
+            raise InputNotFoundError(f"{p}: no such file or folder")
+        what = folder_capture(p)
+        if what is not None:
+            if p.resolve() not in seen:
+                seen.add(p.resolve())
+                out.append(_read_folder(p, what))
+            continue
+        if p.is_dir() and not recursive:
+            files = [f for f in sorted(p.iterdir()) if f.is_file() and not f.name.startswith(".")]
+        else:
+            files = list_files([p])
+        for f in files:
+            unit = _unit_of(f, p, cache) if p.is_dir() else None
+            key = (unit or f).resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            if unit is not None:
+                out.append(_read_folder(unit, str(cache[unit])))
+            else:
+                out.append(read_one(f))
+    return out
+
+
+def capture_folders(root: str | Path) -> list[Path]:
+    """Every folder under ``root`` that holds files, a folder capture counted once at its own root."""
+    top = Path(root)
+    cache: dict[Path, str | None] = {}
+    out: set[Path] = set()
+    for f in list_files([top]):
+        unit = _unit_of(f, top, cache)
+        out.add(unit if unit is not None else f.parent)
+    return sorted(out)

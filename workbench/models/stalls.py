@@ -143,6 +143,7 @@ class StallTest:
     reason: str
     steps: pd.DataFrame
     n_resamples: int
+    min_correlation: float = 0.5
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -243,7 +244,8 @@ def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, conf
                      correlation=r, correlation_low=r_lo, correlation_high=r_hi, confidence=confidence,
                      n_requests=int(nreq), n_steps=int(len(steps)), n_slow=n_slow,
                      slow_excess_ms=1e3 * slow_excess_s, stall_rate_per_s=1e3 * slope, outliers=tuple(outliers),
-                     verdict=verdict, reason=reason, steps=table, n_resamples=n_resamples)
+                     verdict=verdict, reason=reason, steps=table, n_resamples=n_resamples,
+                     min_correlation=min_correlation)
 
 
 # ------------------------------------------------------------------ phase split
@@ -641,26 +643,53 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
 
 # ------------------------------------------------------------------ decisions
 
-def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20) -> Decision:
-    """Are the call times quantized? From :func:`latency_modes`.
+def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20,
+                       latency_s: Sequence[float] | np.ndarray | None = None) -> Decision:
+    """Are the call times quantized? From :func:`latency_modes` (and, given, the sample itself).
 
     yes: two or more clusters with a common quantum; no: one cluster;
     inconclusive: fewer than ``min_calls`` calls, or several clusters without a
     common spacing (structure, but not whole multiples of one delay).
+
+    With ``latency_s`` (the sample the modes came from) the quantum is judged by
+    :func:`workbench.stats.quantum_evidence` over the clusters as modes — the same rule
+    ``workbench diagnose`` applies: the spacing must sit above the output's resolution and
+    every cluster on a step must be narrow (else inconclusive: a second population, not a step);
+    and a single step from the fastest cluster smaller than that cluster's own latency
+    (3.5 and 5.8 ms) is a split of the bulk, not a stall step: inconclusive. Evidence then
+    also has ``multiples``, ``score`` and ``resolution_ms``.
     """
-    ev = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
-          "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
+    ev: dict[str, object] = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
+                             "counts": [int(m.count) for m in modes.modes], "quantum_ms": modes.quantum_ms}
     many = len(modes.modes) >= 2
     listing = ", ".join(f"{m.location:.4g} ms ({m.count} calls)" for m in modes.modes)
+    quantum = modes.quantum_ms
+    why_not = f"{len(modes.modes)} clusters ({listing or 'none'}) without a common spacing"
+    if latency_s is not None and many and n_calls >= min_calls:
+        from ..stats import quantum_evidence
+
+        x = 1e3 * np.asarray(latency_s, dtype=float)
+        q = quantum_evidence(x[np.isfinite(x)], modes=modes.modes)
+        ev.update({"multiples": list(q.multiples), "score": q.score, "resolution_ms": q.resolution})
+        quantum = q.quantum if q.verdict == "yes" else None
+        ev["quantum_ms"] = quantum
+        first = min(m.location for m in modes.modes)
+        steps = [k for k in q.multiples if k >= 1]
+        if quantum is not None and len(steps) == 1 and q.origin != 0.0 and quantum < first:
+            why_not = (f"{listing}: one step of {quantum:.4g} ms from the fastest cluster, smaller than that "
+                       "cluster's own latency — a split of the bulk, not a stall step")
+            quantum = None
+            ev["quantum_ms"] = None
+        elif quantum is None:
+            why_not = f"{len(modes.modes)} clusters ({listing}) without a common spacing: {q.reason}"
     return decide("Are the call times quantized?",
-                  yes=n_calls >= min_calls and many and modes.quantum_ms is not None,
+                  yes=n_calls >= min_calls and many and quantum is not None,
                   no=n_calls >= min_calls and len(modes.modes) == 1,
                   because_yes=f"{len(modes.modes)} clusters — {listing} — spaced by a common quantum of "
-                              f"{modes.quantum_ms or 0:.4g} ms",
+                              f"{quantum or 0:.4g} ms",
                   because_no=f"one cluster only ({listing})",
                   because_inconclusive=(f"only {n_calls} calls (at least {min_calls} needed)" if n_calls < min_calls
-                                        else f"{len(modes.modes)} clusters ({listing or 'none'}) without a common "
-                                             "spacing"),
+                                        else why_not),
                   evidence=ev)
 
 
@@ -736,10 +765,13 @@ def network_decision(check: BaselineCheck) -> Decision:
 def stall_decision(test: StallTest, control: StallTest | None = None) -> Decision:
     """Does a global stall hit whatever runs? From :func:`global_stall_test` (and its control run, if any).
 
-    yes: "global stall"; no: "not proportional to step length", or fewer slow
-    occurrences than the test needs; inconclusive: slow steps exist but the
-    slope's CI reaches zero. Steps off the line (Holm-corrected over all steps)
-    and a control run that shows the same effect are caveats.
+    yes: "global stall"; no: "not proportional to step length" with the whole
+    correlation CI below the test's ``min_correlation``, or fewer slow occurrences
+    than the test needs; inconclusive: slow steps exist but the slope's CI reaches
+    zero, or the slope is positive and the correlation's CI straddles
+    ``min_correlation`` (a few stalls: too little evidence either way). Steps off
+    the line (Holm-corrected over all steps) and a control run that shows the same
+    effect are caveats.
     """
     ev = {"slope_per_ms": test.slope_per_ms, "slope_ci": [test.slope_low, test.slope_high],
           "correlation": test.correlation, "correlation_ci": [test.correlation_low, test.correlation_high],
@@ -752,9 +784,17 @@ def stall_decision(test: StallTest, control: StallTest | None = None) -> Decisio
     if control is not None and control.verdict == "global stall":
         caveats.append("the control run shows the same effect: its cause is not the one under test")
     few = test.verdict == "no effect" and "nothing to explain" in test.reason
+    not_prop = test.verdict == "not proportional to step length"
+    below = not_prop and math.isfinite(test.correlation_high) and test.correlation_high < test.min_correlation
+    undecided = test.reason
+    if not_prop and not below:
+        undecided = (f"slow steps exist ({test.n_slow}) and the slope is positive; r = {test.correlation:.2f} with a "
+                     f"CI [{test.correlation_low:.2f}, {test.correlation_high:.2f}] that straddles "
+                     f"{test.min_correlation}: too few slow steps to tell a global stall from steps slow for reasons "
+                     "of their own")
     return decide("Does a global stall hit whatever runs?", yes=test.verdict == "global stall",
-                  no=test.verdict == "not proportional to step length" or few,
-                  because_yes=test.reason, because_no=test.reason, because_inconclusive=test.reason,
+                  no=below or few,
+                  because_yes=test.reason, because_no=test.reason, because_inconclusive=undecided,
                   evidence=ev, caveats=tuple(caveats))
 
 

@@ -530,24 +530,40 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
                      n_logged_found=matched, overlap_s=float(overlap), decision=dec)
 
 
-def timed_wait_peaks(frame: pd.DataFrame, peaks: Sequence[DurationPeak], *, min_s: float = 0.2) -> Decision:
+def timed_wait_peaks(frame: pd.DataFrame, peaks: Sequence[DurationPeak], *, min_s: float = 0.2,
+                     min_one_off: int = 3) -> Decision:
     """Does the trace have sharp peaks of idle waits at ``min_s`` or more (timeouts: futex, poll …)?
 
     yes: at least one idle-wait peak at ≥ ``min_s`` (evidence lists them);
-    no: calls have durations and none forms such a peak; inconclusive: the trace
-    has no ``-T`` durations (or no timed call at all), so peaks cannot be seen.
+    no: calls have durations, none forms such a peak, and fewer than ``min_one_off``
+    idle waits of ≥ ``min_s`` were one-offs (followed by other work, see :func:`long_waits`);
+    inconclusive: the trace has no ``-T`` durations (or no timed call at all), so peaks
+    cannot be seen, or no peak formed but ``min_one_off`` or more long idle waits sat on
+    a request's path (too few at one value for a peak: a rare timed wait cannot be told
+    from a scattered one). Evidence also has ``one_off_waits_ms`` (those waits' durations).
     """
     requires(frame, *_TIMED)
     n_timed = int(frame["duration_s"].notna().sum())
     found = [p for p in peaks if p.wait_class == "idle" and p.location_s >= 0.9 * min_s]
+    one_off: list[float] = []
+    if n_timed and not found:
+        lw = long_waits(frame, 0.9 * min_s)
+        sel = lw[(lw["wait_class"] == "idle") & (lw["role"] == "one-off")]
+        one_off = sorted(round(float(v), 2) for v in sel["duration_ms"])
     ev = {"timed_calls": n_timed, "min_ms": 1e3 * min_s,
           "peaks": [{"syscall": p.syscall, "location_ms": round(1e3 * p.location_s, 2), "count": p.count}
-                    for p in found]}
-    return decide("Are there sharp peaks of timed waits?", yes=bool(found), no=n_timed > 0 and not found,
+                    for p in found], "one_off_waits_ms": one_off}
+    few = len(one_off) >= min_one_off
+    because_inc = "the trace has no call durations (strace -T): peaks cannot be seen"
+    if few:
+        because_inc = (f"no idle-wait peak at ≥ {1e3 * min_s:g} ms, but {len(one_off)} idle waits that long were "
+                       f"followed by other work ({', '.join(f'{v:.0f}' for v in one_off[:9])} ms): too few at one "
+                       "value to form a peak")
+    return decide("Are there sharp peaks of timed waits?", yes=bool(found), no=n_timed > 0 and not found and not few,
                   because_yes="; ".join(f"{p.syscall} at {1e3 * p.location_s:.1f} ms ({p.count} calls)"
                                         for p in found),
                   because_no=f"none of {n_timed} timed calls forms an idle-wait peak at ≥ {1e3 * min_s:g} ms",
-                  because_inconclusive="the trace has no call durations (strace -T): peaks cannot be seen",
+                  because_inconclusive=because_inc,
                   evidence=ev)
 
 
