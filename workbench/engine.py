@@ -148,6 +148,14 @@ def _empty_meta(frame: pd.DataFrame) -> pd.DataFrame:
     return clear_known_categories(meta, cols=varying) if varying else meta
 
 
+def _meta_of(frame: pd.DataFrame, known_categories: tuple[str, ...]) -> pd.DataFrame:
+    """The empty frame describing ``frame``'s columns and dtypes (categories kept for ``known_categories``)."""
+    meta = _empty_meta(frame)
+    for c in known_categories:
+        meta[c] = meta[c].astype(frame[c].dtype)
+    return meta
+
+
 def dask_frame(
     parts: Sequence[Any],
     load: Callable[[Any], pd.DataFrame],
@@ -171,11 +179,11 @@ def dask_frame(
         raise InputNotFoundError('engine="dask": no files to read (the paths or globs named none)')
     names = [str(p) for p in parts] if names is None else list(names)
     cl = get_client(client)
-    loaded = [delayed(load, pure=False)(p) for p in parts]
-    first = cl.compute(loaded[0]).result()
-    meta = _empty_meta(first)
-    for c in known_categories:
-        meta[c] = meta[c].astype(first[c].dtype)
+    loaded: list[Any] = [delayed(load, pure=False)(p) for p in parts]
+    # the first part is parsed once, on the cluster, and stays there as partition 0's data; only its
+    # empty meta comes back to learn the columns (no second parse, no copy of the part in the client)
+    loaded[0] = cl.compute(loaded[0])
+    meta = cl.submit(_meta_of, loaded[0], tuple(known_categories), pure=False).result()
     pieces = [delayed(_checked, pure=True)(x, meta, n) for x, n in zip(loaded, names, strict=True)]
     # keep the loaders' exact dtypes (object and pandas "str" columns), no conversion to pyarrow strings
     with dask.config.set({"dataframe.convert-string": False}):
