@@ -9,7 +9,7 @@ Runnable alone: ``python benchmarks/fleet_engines.py [--files 8,64,256] [--sizes
    - ``csv``: a hey CSV (8 columns) of lognormal latencies, 1,000 (small) or
      10,000 (large) requests;
    - ``hlog``: an HdrHistogram interval log (V2-compressed, µs, 3 digits),
-     2 (small) or 20 (large) one-second intervals of 20,400 values;
+     2 (small) or 10 (large) one-second intervals of 20,400 values;
    - ``strace``: the bundled ``strace -f -tt -T`` capture of Python threads on
      futexes (``tests/data/strace/threads_futex.txt``, 948 lines) once (small)
      or 10 times (large).
@@ -26,10 +26,12 @@ Runnable alone: ``python benchmarks/fleet_engines.py [--files 8,64,256] [--sizes
    - ``processes``: a ``LocalCluster(processes=True)`` on 127.0.0.1 with one
      single-threaded worker per CPU.
 
-   Wall time excludes starting the cluster (printed apart: a cluster is started
-   once for many reads); peak RSS is the sum over the client process (which
-   also runs the scheduler), the workers and their nannies, each process's own
-   peak (``getrusage``).
+   Cells whose fleet is over ``--max-mb`` of input (default 64) are skipped.
+   Wall time excludes starting the cluster and importing the loaders on its
+   workers (printed apart as setup: a cluster is started once for many reads); peak RSS is the sum over the client process (which
+   also runs the scheduler and the workers' nannies) and the worker processes,
+   each process's own peak (``getrusage``). The load average is printed before
+   and after: on a shared machine it says how much of the CPUs the run had.
 
 3. Prints each cell with its ratios to the pandas path measured in the same
    run, and one line of advice computed from them. Nothing is asserted: the
@@ -54,7 +56,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 FUTEX = ROOT / "tests" / "data" / "strace" / "threads_futex.txt"
-SIZES = {"csv": {"small": 1_000, "large": 10_000}, "hlog": {"small": 2, "large": 20},
+SIZES = {"csv": {"small": 1_000, "large": 10_000}, "hlog": {"small": 2, "large": 10},
          "strace": {"small": 1, "large": 10}}
 SUFFIX = {"csv": ".csv", "hlog": ".hlog", "strace": ".txt"}
 ENGINES = ("pandas", "threads", "processes")
@@ -101,6 +103,13 @@ def _maxrss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
+def _warm() -> None:
+    import dask.dataframe  # noqa: F401
+
+    import workbench.latency  # noqa: F401
+    import workbench.syscalls  # noqa: F401
+
+
 def run_cell(fmt: str, engine_name: str, paths: list[Path]) -> dict[str, Any]:
     """Read ``paths`` with one engine in this (fresh) process: times, rows, rejects and peak RSS."""
     from workbench import engine
@@ -122,6 +131,8 @@ def run_cell(fmt: str, engine_name: str, paths: list[Path]) -> dict[str, Any]:
                                                host="127.0.0.1", protocol="tcp://", **engine.LOOPBACK_HTTP)
             client = distributed.Client(cluster, set_as_default=True)
         client.wait_for_workers(1)
+        # a running cluster has its imports done: warm the workers as this process is warm
+        client.run(_warm)
         setup_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     if engine_name == "pandas":
@@ -132,9 +143,8 @@ def run_cell(fmt: str, engine_name: str, paths: list[Path]) -> dict[str, Any]:
     rows, rejected = len(frame), len(rejects_of(frame))
     del frame
     workers_bytes = 0
-    if client is not None and engine_name == "processes":
-        for nanny in (False, True):  # each worker's and each nanny's own peak
-            workers_bytes += sum(client.run(_maxrss_bytes, nanny=nanny).values())
+    if client is not None and engine_name == "processes":  # (the nannies live in this process)
+        workers_bytes = sum(client.run(_maxrss_bytes).values())
     out = {"wall_s": wall_s, "setup_s": setup_s, "rows": rows, "rejects": rejected,
            "client_bytes": _maxrss_bytes(), "workers_bytes": workers_bytes}
     if client is not None:
@@ -146,11 +156,15 @@ def run_cell(fmt: str, engine_name: str, paths: list[Path]) -> dict[str, Any]:
 
 def _cell_subprocess(fmt: str, engine_name: str, paths: list[Path]) -> dict[str, Any]:
     spec = json.dumps({"fmt": fmt, "engine": engine_name, "paths": [str(p) for p in paths]})
-    done = subprocess.run([sys.executable, __file__, "--cell", spec], capture_output=True, text=True, check=False,
-                          timeout=900)
+    done = subprocess.run([sys.executable, __file__, "--cell"], input=spec, capture_output=True, text=True,
+                          check=False, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"cell {fmt}/{engine_name}/{len(paths)} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
 
 
 def _mib(n: float) -> str:
@@ -190,11 +204,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="small,large", help="file sizes: small and/or large")
     ap.add_argument("--formats", default="csv,hlog,strace", help="csv, hlog and/or strace")
     ap.add_argument("--engines", default=",".join(ENGINES), help="pandas, threads and/or processes")
+    ap.add_argument("--max-mb", type=float, default=64.0, help="skip fleets of more input than this (MB)")
     ap.add_argument("--keep", type=Path, help="build the files in this folder and keep them")
-    ap.add_argument("--cell", help=argparse.SUPPRESS)  # internal: run one cell, print JSON
+    ap.add_argument("--cell", action="store_true", help=argparse.SUPPRESS)  # internal: one cell from stdin
     args = ap.parse_args()
     if args.cell:
-        spec = json.loads(args.cell)
+        spec = json.loads(sys.stdin.read())
         print(json.dumps(run_cell(spec["fmt"], spec["engine"], [Path(p) for p in spec["paths"]])))
         return
     counts = sorted(int(x) for x in args.files.split(","))
@@ -202,7 +217,8 @@ def main() -> None:
     engines = [e for e in ENGINES if e in args.engines.split(",")]
     cpus = os.cpu_count() or 1
     print(f"machine: {platform.machine()}, {cpus} CPUs, Python {platform.python_version()}; "
-          f"processes = LocalCluster(processes=True, n_workers={cpus}, threads_per_worker=1) on 127.0.0.1")
+          f"processes = LocalCluster(processes=True, n_workers={cpus}, threads_per_worker=1) on 127.0.0.1; "
+          f"load average {_load()}")
     root = args.keep or Path(tempfile.mkdtemp(prefix="wb-fleets-"))
     results: list[dict[str, Any]] = []
     t_all = time.perf_counter()
@@ -212,8 +228,13 @@ def main() -> None:
         for fmt in formats:
             for size in sizes:
                 for n in counts:
-                    paths = fleet(root, fmt, size, n)
+                    paths = fleet(root, fmt, size, 1)
                     file_bytes = paths[0].stat().st_size
+                    if n * file_bytes > args.max_mb * 1e6:
+                        print(f"{fmt:7} {file_bytes / 1e3:>7,.0f} KB {n:>5} skipped: "
+                              f"{n * file_bytes / 1e6:,.0f} MB > --max-mb {args.max_mb:g}")
+                        continue
+                    paths = fleet(root, fmt, size, n)
                     base: dict[str, Any] | None = None
                     for eng in engines:
                         r = _cell_subprocess(fmt, eng, paths)
@@ -236,8 +257,9 @@ def main() -> None:
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"speed-up = pandas wall / engine wall; memory = peak RSS summed over client, workers and nannies "
-          f"/ the pandas path's; all {len(results)} cells in {time.perf_counter() - t_all:.0f} s")
+    print(f"speed-up = pandas wall / engine wall; memory = peak RSS summed over client and workers "
+          f"/ the pandas path's; all {len(results)} cells in {time.perf_counter() - t_all:.0f} s; "
+          f"load average {_load()}")
     print(advice(results, cpus))
 
 
