@@ -36,7 +36,7 @@ _SERIES_PART = series_mod._read_part
 def _note(name: str) -> None:
     """Append one line per parse to the file named by $WORKBENCH_TEST_PARSE_LOG (any process may write)."""
     with open(os.environ[LOG_ENV], "a") as fh:
-        fh.write(name + "\n")
+        fh.write(f"{os.getpid()} {name}\n")
 
 
 def _count_latency(path: Path, **kw: Any) -> pd.DataFrame:
@@ -55,7 +55,13 @@ def _count_series(path: Path, host: str | None, strict: bool) -> pd.DataFrame:
 
 
 def _parses(log: Path) -> list[str]:
-    return sorted(log.read_text().splitlines()) if log.exists() else []
+    """The parts parsed, sorted."""
+    return sorted(line.split(" ", 1)[1] for line in log.read_text().splitlines()) if log.exists() else []
+
+
+def _parsers(log: Path) -> set[int]:
+    """The process ids that parsed."""
+    return {int(line.split(" ", 1)[0]) for line in log.read_text().splitlines()}
 
 
 @pytest.fixture
@@ -179,10 +185,10 @@ def test_a_multi_process_cluster_gives_the_pandas_result(counting: Path, tmp_pat
         assert len(workers) == 2 and all(a.startswith("tcp://127.0.0.1:") for a in workers)
         pids = set(cl.run(os.getpid).values())
         assert len(pids) == 2 and os.getpid() not in pids
-        with cl.as_current():
-            got = {fam: engine.compute(READERS[fam](src, engine="dask", client=cl))
-                   for fam, (src, _) in fleet.items()}
+        # not the default client: engine.compute runs on the cluster the frame was made with
+        got = {fam: engine.compute(READERS[fam](src, engine="dask", client=cl)) for fam, (src, _) in fleet.items()}
     assert _parses(counting) == sorted(p for _, parts in fleet.values() for p in parts)
+    assert _parsers(counting) <= pids  # every file parsed once, in a worker process
     for fam, (src, _) in fleet.items():
         want_parts = _pandas_parts(fam, src)
         want = _concat(want_parts)
