@@ -8,8 +8,8 @@ front, on the cluster, to learn them (the ``meta``); every other part must give
 the same columns and dtypes, else a :class:`~workbench.errors.SchemaError` names
 it. That first part stays on the cluster as partition 0's data (only its empty
 meta comes back), so no file is parsed twice; it is held there as long as the
-frame lives. Categorical columns whose categories differ by part (for example strace's
-``syscall``) come back as the union of categories in partition order.
+frame lives. Categorical columns whose categories differ by part (for example
+strace's ``syscall``) come back as the union of categories in partition order.
 
 Each partition keeps the attrs its loader gave it (a
 :class:`~workbench.schema.Rejects` in ``attrs["rejects"]``, other side tables as
@@ -18,12 +18,13 @@ every part carries the same (pandas' rule for concatenation), so the rejects of
 a fleet are reached through this module: :func:`rejects` computes them for a
 frame a loader returned (a :class:`~workbench.schema.Rejects` of every part's
 rejects, in partition order), and :func:`compute` computes frame and rejects in
-one pass (each file parsed once, the partitions brought to the client one at a
-time so it holds the result no more than twice, as the pandas path does;
-``frame.compute()`` receives them in bulk: 1,358 against 999 MiB of client
-peak for a 507 MiB frame of 64 files from two worker processes) and returns a pandas frame with
-``attrs["rejects"]`` (a :class:`~workbench.schema.Rejects`) and ``attrs["parts"]``
-(each part's other attrs). ``strict=True`` raises on the first reject as in the
+one pass (each file parsed once; the partitions come to the client one at a
+time, so it holds the result at most twice, as the pandas path does, where
+``frame.compute()`` receives them in bulk: a client peak of 999 against
+1,358 MiB for a 507 MiB frame of 64 files from two worker processes) and
+returns a pandas frame with ``attrs["rejects"]`` (a
+:class:`~workbench.schema.Rejects`) and ``attrs["parts"]`` (each part's other
+attrs). ``strict=True`` raises on the first reject as in the
 pandas path. A loader that still puts a DataFrame in ``attrs`` is accepted: its
 rejects become a :class:`~workbench.schema.Rejects`, other tables a
 :class:`~workbench.schema.SideTable`.
@@ -35,8 +36,9 @@ is one, else starts an in-process :class:`distributed.LocalCluster` once
 is copied between processes, and the C strace scanner releases the GIL. For
 process parallelism, start a cluster yourself and pass its address
 (``"tcp://host:8786"``; its Client becomes the default, so ``frame.compute()``
-runs there) or a Client (used to learn the columns; ``frame.compute()`` runs on
-the default Client: use ``with client.as_current():`` or ``client.compute``).
+runs there) or a Client (the first part lives on its cluster: ``frame.compute()``
+must run there, so use ``with client.as_current():`` or ``client.compute``;
+:func:`compute` and :func:`rejects` use the frame's own cluster by themselves).
 Workers must be able to read the paths.
 """
 from __future__ import annotations
