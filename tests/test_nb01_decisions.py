@@ -353,3 +353,20 @@ def test_phase_decision_every_outcome() -> None:
     assert phase_decision(summary([0.7, 0.2, 0.1]), slow_requests=2).verdict == "inconclusive"
     none = phase_decision(summary([math.nan] * 3), slow_requests=0)
     assert none.verdict == "inconclusive" and "no slow request" in none.because
+
+
+def test_a_single_step_must_stand_clear_of_the_bulk() -> None:
+    """A real capture with nothing planted (TCP_NODELAY at 10/s): 143 calls at 1.2 ms, 6 at 3.5 ms — one step
+    under 3× the bulk, a fast and a slow path as much as a fixed wait: inconclusive. 41 ms above it: a step."""
+    from pathlib import Path
+
+    csv = Path(__file__).parent / "data" / "diagnose" / "low_rate_tail" / "absent" / "samples.csv"
+    calls = pd.read_csv(csv)
+    near = calls.loc[calls["rate_per_s"] == 10.0, "latency_s"].to_numpy()
+    d_near = quantized_decision(latency_modes(near), near.size, latency_s=near)
+    assert d_near.verdict == "inconclusive" and "slow path" in d_near.because and "3×" in d_near.because
+    rng = np.random.default_rng(3)
+    bulk = rng.normal(1.2e-3, 0.03e-3, 300)
+    far = np.concatenate([bulk, rng.normal(41.2e-3, 0.3e-3, 30)])
+    d_far = quantized_decision(latency_modes(far), far.size, latency_s=far)
+    assert d_far.verdict == "yes" and abs(float(d_far.evidence["quantum_ms"]) - 40.0) < 2.0

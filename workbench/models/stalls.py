@@ -643,6 +643,12 @@ def latency_modes(latency_s: Sequence[float] | np.ndarray, *, bandwidth_decades:
 
 # ------------------------------------------------------------------ decisions
 
+#: one step above the fastest cluster counts as a quantum only when it is at least this many times that
+#: cluster's latency: a slow path 2–3× the fast one is common without any fixed wait (clusters on
+#: multiples of one step from zero, as 41 and 81 ms, are judged as a lattice instead)
+SINGLE_STEP_MIN_RATIO = 3.0
+
+
 def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20,
                        latency_s: Sequence[float] | np.ndarray | None = None) -> Decision:
     """Are the call times quantized? From :func:`latency_modes` (and, given, the sample itself).
@@ -656,7 +662,9 @@ def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20
     ``workbench diagnose`` applies: the spacing must sit above the output's resolution and
     every cluster on a step must be narrow (else inconclusive: a second population, not a step);
     and a single step from the fastest cluster smaller than that cluster's own latency
-    (3.5 and 5.8 ms) is a split of the bulk, not a stall step: inconclusive. Evidence then
+    (3.5 and 5.8 ms) is a split of the bulk, not a stall step; one step from the
+    fastest cluster under ``SINGLE_STEP_MIN_RATIO`` times its latency (1.2 and 2.9 ms) may be a
+    fast and a slow path: both inconclusive. Evidence then
     also has ``multiples``, ``score`` and ``resolution_ms``.
     """
     ev: dict[str, object] = {"calls": int(n_calls), "clusters_ms": [round(m.location, 2) for m in modes.modes],
@@ -678,6 +686,13 @@ def quantized_decision(modes: LatencyModes, n_calls: int, *, min_calls: int = 20
         if quantum is not None and len(steps) == 1 and q.origin != 0.0 and quantum < first:
             why_not = (f"{listing}: one step of {quantum:.4g} ms from the fastest cluster, smaller than that "
                        "cluster's own latency — a split of the bulk, not a stall step")
+            quantum = None
+            ev["quantum_ms"] = None
+        elif (quantum is not None and len(steps) == 1 and q.origin != 0.0
+              and quantum < SINGLE_STEP_MIN_RATIO * first):
+            why_not = (f"{listing}: one step of {quantum:.4g} ms from the fastest cluster, under "
+                       f"{SINGLE_STEP_MIN_RATIO:g}× that cluster's latency — a fast and a slow path look like this "
+                       "too; a fixed wait shows as a step far above the bulk or as clusters on multiples of it")
             quantum = None
             ev["quantum_ms"] = None
         elif quantum is None:
