@@ -1159,7 +1159,10 @@ static PyTypeObject ParserType;
 /* Append the rows of `other`, which scanned the bytes right after ours, as if
  * one scanner had read both: timestamps continue (-t/-tt roll-over, -r sums),
  * line numbers shift, codes are re-interned, and a call left <unfinished ...>
- * at the end of our part is joined with its <... resumed> half in theirs. */
+ * at the end of our part is joined with its <... resumed> half in theirs.
+ * Afterwards our state is that of one scanner at the end of their bytes (calls
+ * still pending, the row stack frames attach to, clocks), so a third part can
+ * be merged, more lines fed, or drain() called. */
 static PyObject *Parser_merge(Parser *A, PyObject *arg) {
     if (!PyObject_TypeCheck(arg, &ParserType)) { PyErr_SetString(PyExc_TypeError, "merge() needs a Parser"); return NULL; }
     Parser *B = (Parser *)arg;
@@ -1179,9 +1182,28 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
         free(nmap); free(emap); return NULL;
     }
     PyObject *result = NULL;
-    imap_t act;
+    imap_t act, want;
     memset(&act, 0, sizeof(act));
+    memset(&want, 0, sizeof(want));
     int64_t base = A->nrows, lbase = A->lineno;
+    /* room for all their rows at once: no doubling (and copying) of our columns on the way */
+    {
+        vec_t *av[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
+                       &A->line, &A->args, &A->ret, &A->stack, &A->orig};
+        vec_t *bv[] = {&B->kind, &B->pid, &B->ts, &B->end, &B->dur, &B->name, &B->retval, &B->errno_, &B->signal,
+                       &B->line, &B->args, &B->ret, &B->stack, &B->orig};
+        for (size_t i = 0; i < sizeof(av) / sizeof(av[0]); i++) {
+            if (av[i]->n + bv[i]->n <= av[i]->cap) continue;
+            char *q = realloc(av[i]->p, av[i]->n + bv[i]->n + 64);
+            if (!q) { PyErr_NoMemory(); goto done; }
+            av[i]->p = q;
+            av[i]->cap = av[i]->n + bv[i]->n + 64;
+        }
+    }
+    /* their rows that their state points at (calls pending, the last row): where they end up here */
+    for (size_t i = 0; i < B->pending.cap; i++)
+        if (B->pending.used[i] == USED && imap_put(&want, B->pending.vals[i], -1)) goto done;
+    if (B->last_row >= 0 && imap_put(&want, B->last_row, -1)) goto done;
     /* their string segments become ours */
     size_t sbase = A->nsegs;
     if (A->nsegs + B->nsegs > A->capsegs) {
@@ -1236,6 +1258,7 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
                             else if (heap_concat(A, ar, as, "\n", 1, st)) goto done;
                         }
                         imap_pop(&act, pid, -1);
+                        if (want.count) { long w = imap_find(&want, r); if (w >= 0) want.vals[w] = ar; }
                         continue;
                     }
                     if (o == 3) imap_pop(&act, pid, -1);
@@ -1249,7 +1272,28 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
             VEC_PUSH(A->signal, int32_t, sg) || VEC_PUSH(A->stack, span_t, st) ||
             VEC_PUSH(A->line, int64_t, VEC_AT(B->line, int64_t, r) + lbase) || VEC_PUSH(A->orig, uint8_t, o))
             goto done;
+        if (want.count) { long w = imap_find(&want, r); if (w >= 0) want.vals[w] = A->nrows; }
         A->nrows++;
+    }
+    /* the state of one scanner at the end of their bytes */
+    for (size_t i = 0; i < B->pending.cap; i++) {
+        if (B->pending.used[i] != USED) continue;
+        long w = imap_find(&want, B->pending.vals[i]);
+        if (w < 0 || want.vals[w] < 0 || imap_put(&act, B->pending.keys[i], want.vals[w])) goto done;
+    }
+    imap_free(&A->pending);
+    A->pending = act;
+    memset(&act, 0, sizeof(act));
+    if (B->last_row >= 0) {
+        long w = imap_find(&want, B->last_row);
+        if (w >= 0 && want.vals[w] >= 0) A->last_row = want.vals[w];
+    }
+    if (A->ts_mode == TS_TOD && B->last_ts != NA) {
+        A->day_off = B->day_off + D;
+        A->last_ts = B->last_ts + D;
+        if (A->first_tod == NA) A->first_tod = B->first_tod;
+    } else if (A->ts_mode == TS_REL) {
+        A->rel_sum = (int64_t)((uint64_t)A->rel_sum + (uint64_t)B->rel_sum);
     }
     A->lineno += B->lineno;
     if (shift_list(A->rejects, B->rejects, lbase) || shift_list(A->messages, B->messages, lbase) ||
@@ -1271,6 +1315,7 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
     Py_INCREF(result);
 done:
     imap_free(&act);
+    imap_free(&want);
     free(nmap); free(emap); free(smap);
     return result;
 }
