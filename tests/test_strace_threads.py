@@ -1,6 +1,7 @@
 """Several scanner threads on one file give exactly the rows of one scanner, wherever the file is cut."""
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -203,3 +204,28 @@ def test_how_many_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         reader.scan_threads()
     with pytest.raises(UsageError, match="threads"):
         read_strace(big, threads=0)
+
+
+@pytest.mark.parametrize("lines", [3, 40])
+def test_to_parquet_on_several_threads_writes_what_one_writes(lines: int, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """Chunks scanned ahead by other threads and joined in order: the same rows, rejects and messages."""
+    import pyarrow.parquet as pq
+
+    from workbench.syscalls import to_parquet
+    from workbench.syscalls.convert import side_path_of
+
+    monkeypatch.setattr(reader, "PARALLEL_MIN_BYTES", 1)
+    for path in _shapes(tmp_path):
+        one, two = tmp_path / f"{path.name}.1.parquet", tmp_path / f"{path.name}.2.parquet"
+        r1 = to_parquet(path, one, row_group_lines=lines, threads=1, progress=False)
+        r2 = to_parquet(path, two, row_group_lines=lines, threads=2, progress=False)
+        assert (r2.rows, r2.lines, r2.rejects, r2.messages) == (r1.rows, r1.lines, r1.rejects, r1.messages)
+        t1, t2 = (pq.read_table(p).sort_by("line").to_pandas() for p in (one, two))
+        pd.testing.assert_frame_equal(t2, t1)
+        order = [("table", "ascending"), ("line", "ascending")]
+        s1, s2 = (pq.read_table(side_path_of(p)).sort_by(order).to_pandas() for p in (one, two))
+        pd.testing.assert_frame_equal(s2, s1)
+        pd.testing.assert_frame_equal(read_strace(two), read_strace(path, threads=1))
+        m1, m2 = (json.loads(pq.read_metadata(p).metadata[b"workbench.strace"]) for p in (one, two))
+        assert {**m2, "side": None} == {**m1, "side": None}

@@ -1489,8 +1489,35 @@ static PyTypeObject ParserType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* skip_lines(buffer, n) -> (offset just past the n-th newline or len(buffer), newlines found) */
+static PyObject *mod_skip_lines(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    long long want;
+    if (!PyArg_ParseTuple(args, "y*L", &b, &want)) return NULL;
+    const char *s = b.buf;
+    Py_ssize_t n = b.len, i = 0;
+    long long got = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (got < want && i < n) {
+        const char *q = memchr(s + i, '\n', (size_t)(n - i));
+        if (!q) { i = n; break; }
+        i = (Py_ssize_t)(q - s) + 1;
+        got++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return Py_BuildValue("(nL)", i, got);
+}
+
+static PyMethodDef module_methods[] = {
+    {"skip_lines", mod_skip_lines, METH_VARARGS,
+     "skip_lines(buffer, n) -> (offset past the n-th newline, or len(buffer); newlines found)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_native", "Native strace scanner.", -1, NULL, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_native", "Native strace scanner.", -1, module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

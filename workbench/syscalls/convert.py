@@ -41,6 +41,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,9 +73,11 @@ from ._read import (
     _sources,
     _with_tail,
     native_available,
+    scan_threads,
     set_time_base,
     sniff,
 )
+from . import _read
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm as Bar
@@ -184,6 +187,54 @@ def _pieces(obj: Readable, every: int) -> Any:
                 start = len(view)
 
 
+def _ranges(path: Path, every: int) -> Iterator[tuple[int, int | None]]:
+    """(start, stop) byte ranges of ``path`` of about ``every`` lines each; the last one's stop is None.
+
+    Each range starts where a line starts that is not a ``-k`` stack frame
+    line (frames stay with their record). Lines are counted by the C scanner's
+    ``skip_lines`` over a reused buffer: the file is read once more, at the
+    speed of the page cache.
+    """
+    start = pos = since = 0
+    for block in _blocks(path):
+        view = memoryview(block)
+        i = 0
+        while i < len(view):
+            off, got = _native.skip_lines(view[i:], every - since)
+            if since + got < every:
+                since += got
+                break
+            j = i + off
+            while j + 3 <= len(view) and view[j:j + 3] == b" > ":
+                step, found = _native.skip_lines(view[j:], 1)
+                j += step
+                if not found:
+                    break
+            if j < len(view) or j == len(view) and view[j - 1] == 0x0A:
+                yield start, pos + j
+                start = pos + j
+            since = 0
+            i = j
+        pos += len(view)
+    if pos > start:
+        yield start, None
+
+
+def _scan_range(path: Path, start: int, stop: int | None, modes: tuple[int, int, int],
+                into: Any = None) -> tuple[Any, bytes | None]:
+    """Scan bytes ``start:stop`` of ``path`` (with a new scanner, or ``into``); (scanner, cut last line or None)."""
+    parser = into if into is not None else _native.Parser(*modes)
+    tail = None
+    for b in _blocks(path, start, stop):
+        if stop is None and len(b) and b[-1] != 0x0A:  # the input's cut last line is never a record
+            k = bytes(b).rfind(b"\n")
+            if bytes(b[k + 1:]).strip():
+                tail, b = bytes(b[k + 1:]), b[:k + 1]
+        if len(b):
+            parser.feed(b)
+    return parser, tail
+
+
 class _Side:
     """Rejects and messages, streamed to the side file in batches."""
 
@@ -222,6 +273,7 @@ def to_parquet(
     progress: bool | None = None,
     pid_prefix: str | None = None,
     timestamps: str | None = None,
+    threads: int | None = None,
 ) -> ConvertResult:
     """Convert one strace output file (or text, or stream) to Parquet in bounded memory.
 
@@ -235,6 +287,13 @@ def to_parquet(
     ``timestamps`` force the format as in :func:`read_strace`. Needs the C
     scanner. Colour escapes raise :class:`ParseError`; nothing is left behind
     on error. Returns a :class:`ConvertResult`.
+
+    ``threads`` (default ``WORKBENCH_THREADS``, else the cores available): for
+    a plain file of 32 MiB or more with a pid column, that many threads scan
+    the next chunks while this one joins each chunk to the rows before it
+    (exactly as one scanner would) and encodes and writes it; at most
+    ``threads + 1`` chunks are in flight, so memory stays bounded.
+    ``threads=1`` scans in this thread only.
     """
     if not isinstance(row_group_lines, int) or row_group_lines < 1:
         raise UsageError(f"to_parquet(row_group_lines={row_group_lines!r}): expected a positive number of lines")
@@ -291,8 +350,27 @@ def to_parquet(
 
     whole = isinstance(obj, str)  # inline text is complete; a file's cut last line is never a record
     tail: bytes | None = None
+    workers = scan_threads(threads)
+    parallel = (workers > 1 and isinstance(obj, Path) and compression_of_file(obj) is None
+                and pid_mode != PID_NONE and size >= max(_read.PARALLEL_MIN_BYTES, 1))
+
+    def chunk_done() -> None:
+        nonlocal peak, leader
+        raw: dict[str, Any] = dict(parser.drain())
+        peak = max(peak, raw["rows"] + raw["held"])
+        if raw["leader"] is not None and leader is None:
+            leader = int(raw["leader"])
+        emit(raw)
+        if bar is not None:
+            secs = time.perf_counter() - t0
+            bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
+
     try:
-        for piece, chunk_end in _pieces(obj, row_group_lines):
+        if parallel:
+            assert isinstance(obj, Path)
+            tail = _convert_parallel(obj, row_group_lines, (pid_mode, ts_mode, fixed), workers, parser, name,
+                                     chunk_done, bar)
+        for piece, chunk_end in (() if parallel else _pieces(obj, row_group_lines)):
             if not whole and len(piece) and piece[-1] != 0x0A:  # only the input's last piece lacks its newline
                 text = bytes(piece)
                 k = text.rfind(b"\n")
@@ -304,14 +382,7 @@ def to_parquet(
             if bar is not None:
                 bar.update(len(piece))
             if chunk_end:
-                raw: dict[str, Any] = dict(parser.drain())
-                peak = max(peak, raw["rows"] + raw["held"])
-                if raw["leader"] is not None and leader is None:
-                    leader = int(raw["leader"])
-                emit(raw)
-                if bar is not None:
-                    secs = time.perf_counter() - t0
-                    bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
+                chunk_done()
         raw = _with_tail(dict(parser.finish()), tail)
         peak = max(peak, raw["rows"])
         n_lines = int(raw["lines"])
@@ -345,6 +416,49 @@ def to_parquet(
                          messages=sides.messages, row_groups=groups, peak_rows_held=peak,
                          time_base=str(meta["time_base"]), pid_mode=str(meta["pid_mode"]),
                          seconds=time.perf_counter() - t0)
+
+
+def _convert_parallel(path: Path, every: int, modes: tuple[int, int, int], workers: int, parser: Any, name: str,
+                      chunk_done: Any, bar: Bar | None) -> bytes | None:
+    """Scan the chunks of ``path`` in ``workers`` threads, join each to ``parser`` in order, drain after each.
+
+    A chunk that cannot be joined (the one before ends inside a -C table or a
+    record cut by a message) is scanned again by ``parser`` itself. Returns
+    the input's cut last line, or None.
+    """
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    ranges = _ranges(path, every)
+    flight: deque[tuple[int, int | None, Future[tuple[Any, bytes | None]]]] = deque()
+    tail = None
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="strace-convert")
+    try:
+        def top_up() -> None:
+            while len(flight) < workers + 1:
+                r = next(ranges, None)
+                if r is None:
+                    return
+                flight.append((r[0], r[1], pool.submit(_scan_range, path, r[0], r[1], modes)))
+
+        top_up()
+        while flight:
+            start, stop, fut = flight.popleft()
+            scanned, cut = fut.result()
+            top_up()
+            if not parser.merge(scanned):
+                del scanned
+                _scan_range(path, start, stop, modes, into=parser)
+            tail = cut if cut is not None else tail
+            if parser.colour is not None:
+                raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
+            if bar is not None:
+                bar.update((stop if stop is not None else path.stat().st_size) - start)
+            if flight:
+                chunk_done()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return tail
 
 
 # -- reading back -----------------------------------------------------------------
