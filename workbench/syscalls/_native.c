@@ -15,6 +15,7 @@
 #include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
+#include <pthread.h>
 #endif
 
 #define NA INT64_MIN
@@ -210,7 +211,38 @@ typedef struct { int64_t off, len; } span_t; /* off = segment << 32 | offset; le
 #define SEG_SIZE ((size_t)8 << 20)
 typedef struct { char *p; size_t n, cap; int64_t last_row; } seg_t;
 
+/* Segments given back while scanning go to a small pool shared by all scanners
+ * (several threads feed at once): the next segment reuses pages already
+ * mapped instead of faulting in and zeroing new ones, which costs as much as
+ * the scan itself on some virtual machines. finish() empties the pool. */
+#define SEG_POOL 32
+static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *seg_pool[SEG_POOL];
+static int seg_pooled = 0;
+
+static void seg_pool_trim(void) {
+    for (;;) {
+        char *q = NULL;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled) q = seg_pool[--seg_pooled];
+        pthread_mutex_unlock(&seg_lock);
+        if (!q) return;
+#ifdef MAP_ANONYMOUS
+        munmap(q, SEG_SIZE);
+#else
+        free(q);
+#endif
+    }
+}
+
 static char *seg_alloc(size_t n) {
+    if (n == SEG_SIZE) {
+        char *q = NULL;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled) q = seg_pool[--seg_pooled];
+        pthread_mutex_unlock(&seg_lock);
+        if (q) return q;
+    }
 #ifdef MAP_ANONYMOUS
     void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED) return NULL;
@@ -222,6 +254,13 @@ static char *seg_alloc(size_t n) {
 }
 static void seg_free(seg_t *g) {
     if (!g->p) return;
+    if (g->cap == SEG_SIZE) {
+        int kept = 0;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled < SEG_POOL) { seg_pool[seg_pooled++] = g->p; kept = 1; }
+        pthread_mutex_unlock(&seg_lock);
+        if (kept) { g->p = NULL; return; }
+    }
 #ifdef MAP_ANONYMOUS
     munmap(g->p, g->cap);
 #else
@@ -1085,7 +1124,9 @@ static PyObject *Parser_finish(Parser *self, PyObject *unused) {
 #define SET(k, expr) do { PyObject *o_ = (expr); if (!o_ || PyDict_SetItemString(d, k, o_)) { Py_XDECREF(o_); Py_DECREF(d); return NULL; } Py_DECREF(o_); } while (0)
     SET("rows", PyLong_FromLongLong(self->nrows));
     SET("lines", PyLong_FromLongLong(self->lineno));
-    if (gather_all(self, d)) { Py_DECREF(d); return NULL; }
+    int gathered = gather_all(self, d);
+    seg_pool_trim(); /* what the scan kept for reuse goes back to the system with the rest */
+    if (gathered) { Py_DECREF(d); return NULL; }
     SET("kind", take(&self->kind));
     SET("pid", take(&self->pid));
     SET("ts", take(&self->ts));

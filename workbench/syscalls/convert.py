@@ -41,7 +41,9 @@ import json
 import os
 import re
 import time
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -344,7 +346,7 @@ def to_parquet(
                 unknown = cols["line"][cols["pid"] == NA]
                 if len(unknown):
                     up_to_line = max(up_to_line, int(unknown.max()))
-            writer.write_table(_table(cols), row_group_size=max(n, 1))
+            write(_table(cols), n)
             rows += n
             groups += 1
 
@@ -353,6 +355,17 @@ def to_parquet(
     workers = scan_threads(threads)
     parallel = (workers > 1 and isinstance(obj, Path) and compression_of_file(obj) is None
                 and pid_mode != PID_NONE and size >= max(_read.PARALLEL_MIN_BYTES, 1))
+    # row groups are encoded and written by one more thread (pyarrow lets the GIL go meanwhile), two at most queued
+    write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strace-write") if parallel else None
+    writes: deque[Future[None]] = deque()
+
+    def write(table: pa.Table, n: int) -> None:
+        if write_pool is None:
+            writer.write_table(table, row_group_size=max(n, 1))
+            return
+        while len(writes) >= 2:
+            writes.popleft().result()
+        writes.append(write_pool.submit(writer.write_table, table, row_group_size=max(n, 1)))
 
     def chunk_done() -> None:
         nonlocal peak, leader
@@ -395,6 +408,8 @@ def to_parquet(
             "leader": None if leader is None or up_to_line == 0 else {"pid": leader, "up_to_line": up_to_line},
             "side": side.name,
         }
+        while writes:
+            writes.popleft().result()
         writer.add_key_value_metadata({META_KEY: json.dumps(meta).encode()})
         writer.close()
         sides.close()
@@ -404,6 +419,8 @@ def to_parquet(
     finally:
         if bar is not None:
             bar.close()
+        if write_pool is not None:
+            write_pool.shutdown(wait=True, cancel_futures=True)
         if not done:
             for closer in (writer.close, sides.writer.close):
                 try:
@@ -426,9 +443,6 @@ def _convert_parallel(path: Path, every: int, modes: tuple[int, int, int], worke
     record cut by a message) is scanned again by ``parser`` itself. Returns
     the input's cut last line, or None.
     """
-    from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     ranges = _ranges(path, every)
     flight: deque[tuple[int, int | None, Future[tuple[Any, bytes | None]]]] = deque()
     tail = None
