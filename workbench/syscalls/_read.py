@@ -365,13 +365,13 @@ def _scan_parts(path: Path, cuts: list[int], pid_mode: int, ts_mode: int, fixed_
     """
     import threading
 
-    bounds = [0, *cuts, None]
+    bounds: list[int | None] = [0, *cuts, None]
     parsers = [_native.Parser(pid_mode, ts_mode, fixed_pid) for _ in range(len(bounds) - 1)]
     errors: list[BaseException] = []
     tails: list[bytes | None] = [None]
 
     def work(i: int) -> None:
-        p, start, stop = parsers[i], bounds[i], bounds[i + 1]
+        p, start, stop = parsers[i], bounds[i] or 0, bounds[i + 1]
         try:
             for b in _blocks(path, start, stop):
                 if stop is None and len(b) and b[-1] != 0x0A:  # the input's cut last line: never a record

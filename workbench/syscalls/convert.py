@@ -57,6 +57,7 @@ import pyarrow.parquet as pq
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
 from ..sources import Source, compression_of_file
+from . import _read
 from ._grammar import COLOUR_REASON, KINDS, NA, PID_COLUMN, PID_FIXED, PID_NONE
 from ._read import (
     _COMPRESSED_SUFFIX,
@@ -79,7 +80,6 @@ from ._read import (
     set_time_base,
     sniff,
 )
-from . import _read
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm as Bar
