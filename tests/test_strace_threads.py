@@ -229,3 +229,32 @@ def test_to_parquet_on_several_threads_writes_what_one_writes(lines: int, monkey
         pd.testing.assert_frame_equal(read_strace(two), read_strace(path, threads=1))
         m1, m2 = (json.loads(pq.read_metadata(p).metadata[b"workbench.strace"]) for p in (one, two))
         assert {**m2, "side": None} == {**m1, "side": None}
+
+
+def test_to_parquet_reads_a_pipe_as_it_comes(tmp_path: Path) -> None:
+    """A plain stream is converted block by block (never read whole): the rows of the file itself."""
+    import io
+
+    from workbench.syscalls import to_parquet
+
+    path = DATA / "threads_futex.txt"
+
+    class Pipe(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data, self.at, self.biggest = data, 0, 0
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, n: int = -1) -> bytes:
+            assert n is not None and n > 0, "the converter asked for the whole stream"
+            n = min(n, 4096)  # a pipe gives little at a time
+            self.biggest = max(self.biggest, n)
+            out = self.data[self.at:self.at + n]
+            self.at += len(out)
+            return out
+
+    pipe = Pipe(path.read_bytes())
+    r = to_parquet(pipe, tmp_path / "p.parquet", row_group_lines=100, progress=False)
+    assert r.lines == read_strace(path).attrs["lines"] and pipe.at == len(pipe.data)
+    pd.testing.assert_frame_equal(read_strace(tmp_path / "p.parquet"), read_strace(path))

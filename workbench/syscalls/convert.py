@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
-from ..sources import Source, compression_of_file
+from ..sources import Source, compression_of, compression_of_file
 from . import _read
 from ._grammar import COLOUR_REASON, KINDS, NA, PID_COLUMN, PID_FIXED, PID_NONE
 from ._read import (
@@ -237,6 +237,43 @@ def _scan_range(path: Path, start: int, stop: int | None, modes: tuple[int, int,
     return parser, tail
 
 
+class _Prefixed:
+    """A stream whose first bytes were already read: gives them back first, then the rest."""
+
+    def __init__(self, first: bytes, rest: Any) -> None:
+        self.first, self.rest = first, rest
+
+    def read(self, n: int | None = -1) -> bytes:
+        if n is None or n < 0:  # everything
+            out, self.first = self.first, b""
+            rest = self.rest.read()
+            return out + (rest.encode("latin-1", errors="replace") if isinstance(rest, str) else rest)
+        if self.first:
+            out, self.first = self.first, b""
+            return out
+        data = self.rest.read(n)
+        return data.encode("latin-1", errors="replace") if isinstance(data, str) else data
+
+
+def _stream_head(stream: Any) -> tuple[str, Readable]:
+    """The first ~64 KB of an open stream as text, and a stream of the whole input that is read as it goes.
+
+    A compressed stream is read whole (as :func:`read_strace` does); a plain one
+    is never held whole, so a pipe of any size converts in bounded memory.
+    """
+    first = stream.read(65536)
+    if isinstance(first, str):
+        first = first.encode("latin-1", errors="replace")
+    if compression_of(first) is not None:
+        return _head(_Prefixed(first, stream))
+    while first and b"\n" not in first:  # at least one whole line to sniff the format from
+        more = stream.read(65536)
+        if not more:
+            break
+        first += more.encode("latin-1", errors="replace") if isinstance(more, str) else more
+    return first.decode("latin-1"), _Prefixed(first, stream)  # type: ignore[return-value]
+
+
 class _Side:
     """Rejects and messages, streamed to the side file in batches."""
 
@@ -311,7 +348,7 @@ def to_parquet(
     side = side_path_of(out_path)
     if not out_path.parent.is_dir():
         raise InputNotFoundError(f"to_parquet: the folder of {out_path} does not exist")
-    head, obj = _head(obj)
+    head, obj = _stream_head(obj) if not isinstance(obj, str | Path) else _head(obj)
     pid_mode, ts_mode, fixed = _modes(name, head, pid_prefix, timestamps)
     size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
     if isinstance(obj, Path) and compression_of_file(obj) is not None:
