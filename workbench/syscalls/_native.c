@@ -252,15 +252,27 @@ static char *seg_alloc(size_t n) {
     return malloc(n);
 #endif
 }
+static void seg_unmap(seg_t *g);
 static void seg_free(seg_t *g) {
     if (!g->p) return;
-    if (g->cap == SEG_SIZE) {
+    if (g->cap != SEG_SIZE) { seg_unmap(g); return; }
+    {
         int kept = 0;
         pthread_mutex_lock(&seg_lock);
         if (seg_pooled < SEG_POOL) { seg_pool[seg_pooled++] = g->p; kept = 1; }
         pthread_mutex_unlock(&seg_lock);
         if (kept) { g->p = NULL; return; }
     }
+#ifdef MAP_ANONYMOUS
+    munmap(g->p, g->cap);
+#else
+    free(g->p);
+#endif
+    g->p = NULL;
+}
+/* a segment straight back to the system (the final gather: the pool would only raise the peak) */
+static void seg_unmap(seg_t *g) {
+    if (!g->p) return;
 #ifdef MAP_ANONYMOUS
     munmap(g->p, g->cap);
 #else
@@ -1087,7 +1099,7 @@ static int gather_all(Parser *p, PyObject *d) {
         outcol_row(p, &c[0], r);
         outcol_row(p, &c[1], r);
         outcol_row(p, &c[2], r);
-        while (lo + 1 < p->nsegs && p->segs[lo].last_row <= r) seg_free(&p->segs[lo++]);
+        while (lo + 1 < p->nsegs && p->segs[lo].last_row <= r) seg_unmap(&p->segs[lo++]);
     }
     for (int k = 0; k < 3; k++) {
         PyObject *t = outcol_tuple(&c[k], n);
@@ -1124,9 +1136,8 @@ static PyObject *Parser_finish(Parser *self, PyObject *unused) {
 #define SET(k, expr) do { PyObject *o_ = (expr); if (!o_ || PyDict_SetItemString(d, k, o_)) { Py_XDECREF(o_); Py_DECREF(d); return NULL; } Py_DECREF(o_); } while (0)
     SET("rows", PyLong_FromLongLong(self->nrows));
     SET("lines", PyLong_FromLongLong(self->lineno));
-    int gathered = gather_all(self, d);
-    seg_pool_trim(); /* what the scan kept for reuse goes back to the system with the rest */
-    if (gathered) { Py_DECREF(d); return NULL; }
+    seg_pool_trim(); /* what the scans kept for reuse goes back to the system before the output is made */
+    if (gather_all(self, d)) { Py_DECREF(d); return NULL; }
     SET("kind", take(&self->kind));
     SET("pid", take(&self->pid));
     SET("ts", take(&self->ts));
