@@ -265,7 +265,7 @@ def _stream_head(stream: Any) -> tuple[str, Readable]:
     if isinstance(first, str):
         first = first.encode("latin-1", errors="replace")
     if compression_of(first) is not None:
-        return _head(_Prefixed(first, stream))
+        return _head(_Prefixed(first, stream))  # type: ignore[arg-type]  # (read() is all it uses)
     while first and b"\n" not in first:  # at least one whole line to sniff the format from
         more = stream.read(65536)
         if not more:
