@@ -36,7 +36,7 @@ def run_one(name: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    available = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in {"run", "__init__"})
+    available = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in {"run", "__init__", "strace_gen"})
     names = argv or available
     unknown = [n for n in names if n not in available]
     if unknown:

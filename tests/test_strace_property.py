@@ -229,11 +229,11 @@ def test_two_scanners_merged_equal_one(case, data, tmp_path_factory) -> None:
     pid_mode, ts_mode = reader.sniff(head)
     if pid_mode == 0 or text[cut:cut + 3] == " > ":
         return  # split only where read_strace would: pid column, not inside a stack
-    merged = reader._scan_two(path, cut, pid_mode, ts_mode, reader.NA, None)
-    whole = reader._scan("t", path, pid_mode, ts_mode, reader.NA, True, None)
+    merged = reader._scan_parts(path, [cut], pid_mode, ts_mode, reader.NA, None) if cut else None
+    whole = reader._scan("t", path, pid_mode, ts_mode, reader.NA, True, None, threads=1)
     if merged is None:
         return  # read_strace then scans the file in one piece
-    raw = reader._from_native(merged.finish())
+    raw = reader._with_tail(reader._from_native(merged[0].finish()), merged[1])
     a, b = reader.build_frame(raw), reader.build_frame(whole)
     pd.testing.assert_frame_equal(a, b)
     assert raw["rejects"] == whole["rejects"] and raw["messages"] == whole["messages"]

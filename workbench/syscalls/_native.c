@@ -15,6 +15,7 @@
 #include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
+#include <pthread.h>
 #endif
 
 #define NA INT64_MIN
@@ -210,7 +211,38 @@ typedef struct { int64_t off, len; } span_t; /* off = segment << 32 | offset; le
 #define SEG_SIZE ((size_t)8 << 20)
 typedef struct { char *p; size_t n, cap; int64_t last_row; } seg_t;
 
+/* Segments given back while scanning go to a small pool shared by all scanners
+ * (several threads feed at once): the next segment reuses pages already
+ * mapped instead of faulting in and zeroing new ones, which costs as much as
+ * the scan itself on some virtual machines. finish() empties the pool. */
+#define SEG_POOL 32
+static pthread_mutex_t seg_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *seg_pool[SEG_POOL];
+static int seg_pooled = 0;
+
+static void seg_pool_trim(void) {
+    for (;;) {
+        char *q = NULL;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled) q = seg_pool[--seg_pooled];
+        pthread_mutex_unlock(&seg_lock);
+        if (!q) return;
+#ifdef MAP_ANONYMOUS
+        munmap(q, SEG_SIZE);
+#else
+        free(q);
+#endif
+    }
+}
+
 static char *seg_alloc(size_t n) {
+    if (n == SEG_SIZE) {
+        char *q = NULL;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled) q = seg_pool[--seg_pooled];
+        pthread_mutex_unlock(&seg_lock);
+        if (q) return q;
+    }
 #ifdef MAP_ANONYMOUS
     void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED) return NULL;
@@ -220,7 +252,26 @@ static char *seg_alloc(size_t n) {
     return malloc(n);
 #endif
 }
+static void seg_unmap(seg_t *g);
 static void seg_free(seg_t *g) {
+    if (!g->p) return;
+    if (g->cap != SEG_SIZE) { seg_unmap(g); return; }
+    {
+        int kept = 0;
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled < SEG_POOL) { seg_pool[seg_pooled++] = g->p; kept = 1; }
+        pthread_mutex_unlock(&seg_lock);
+        if (kept) { g->p = NULL; return; }
+    }
+#ifdef MAP_ANONYMOUS
+    munmap(g->p, g->cap);
+#else
+    free(g->p);
+#endif
+    g->p = NULL;
+}
+/* a segment straight back to the system (the final gather: the pool would only raise the peak) */
+static void seg_unmap(seg_t *g) {
     if (!g->p) return;
 #ifdef MAP_ANONYMOUS
     munmap(g->p, g->cap);
@@ -1048,7 +1099,7 @@ static int gather_all(Parser *p, PyObject *d) {
         outcol_row(p, &c[0], r);
         outcol_row(p, &c[1], r);
         outcol_row(p, &c[2], r);
-        while (lo + 1 < p->nsegs && p->segs[lo].last_row <= r) seg_free(&p->segs[lo++]);
+        while (lo + 1 < p->nsegs && p->segs[lo].last_row <= r) seg_unmap(&p->segs[lo++]);
     }
     for (int k = 0; k < 3; k++) {
         PyObject *t = outcol_tuple(&c[k], n);
@@ -1085,6 +1136,7 @@ static PyObject *Parser_finish(Parser *self, PyObject *unused) {
 #define SET(k, expr) do { PyObject *o_ = (expr); if (!o_ || PyDict_SetItemString(d, k, o_)) { Py_XDECREF(o_); Py_DECREF(d); return NULL; } Py_DECREF(o_); } while (0)
     SET("rows", PyLong_FromLongLong(self->nrows));
     SET("lines", PyLong_FromLongLong(self->lineno));
+    seg_pool_trim(); /* what the scans kept for reuse goes back to the system before the output is made */
     if (gather_all(self, d)) { Py_DECREF(d); return NULL; }
     SET("kind", take(&self->kind));
     SET("pid", take(&self->pid));
@@ -1159,7 +1211,10 @@ static PyTypeObject ParserType;
 /* Append the rows of `other`, which scanned the bytes right after ours, as if
  * one scanner had read both: timestamps continue (-t/-tt roll-over, -r sums),
  * line numbers shift, codes are re-interned, and a call left <unfinished ...>
- * at the end of our part is joined with its <... resumed> half in theirs. */
+ * at the end of our part is joined with its <... resumed> half in theirs.
+ * Afterwards our state is that of one scanner at the end of their bytes (calls
+ * still pending, the row stack frames attach to, clocks), so a third part can
+ * be merged, more lines fed, or drain() called. */
 static PyObject *Parser_merge(Parser *A, PyObject *arg) {
     if (!PyObject_TypeCheck(arg, &ParserType)) { PyErr_SetString(PyExc_TypeError, "merge() needs a Parser"); return NULL; }
     Parser *B = (Parser *)arg;
@@ -1179,9 +1234,28 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
         free(nmap); free(emap); return NULL;
     }
     PyObject *result = NULL;
-    imap_t act;
+    imap_t act, want;
     memset(&act, 0, sizeof(act));
+    memset(&want, 0, sizeof(want));
     int64_t base = A->nrows, lbase = A->lineno;
+    /* room for all their rows at once: no doubling (and copying) of our columns on the way */
+    {
+        vec_t *av[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
+                       &A->line, &A->args, &A->ret, &A->stack, &A->orig};
+        vec_t *bv[] = {&B->kind, &B->pid, &B->ts, &B->end, &B->dur, &B->name, &B->retval, &B->errno_, &B->signal,
+                       &B->line, &B->args, &B->ret, &B->stack, &B->orig};
+        for (size_t i = 0; i < sizeof(av) / sizeof(av[0]); i++) {
+            if (av[i]->n + bv[i]->n <= av[i]->cap) continue;
+            char *q = realloc(av[i]->p, av[i]->n + bv[i]->n + 64);
+            if (!q) { PyErr_NoMemory(); goto done; }
+            av[i]->p = q;
+            av[i]->cap = av[i]->n + bv[i]->n + 64;
+        }
+    }
+    /* their rows that their state points at (calls pending, the last row): where they end up here */
+    for (size_t i = 0; i < B->pending.cap; i++)
+        if (B->pending.used[i] == USED && imap_put(&want, B->pending.vals[i], -1)) goto done;
+    if (B->last_row >= 0 && imap_put(&want, B->last_row, -1)) goto done;
     /* their string segments become ours */
     size_t sbase = A->nsegs;
     if (A->nsegs + B->nsegs > A->capsegs) {
@@ -1236,6 +1310,7 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
                             else if (heap_concat(A, ar, as, "\n", 1, st)) goto done;
                         }
                         imap_pop(&act, pid, -1);
+                        if (want.count) { long w = imap_find(&want, r); if (w >= 0) want.vals[w] = ar; }
                         continue;
                     }
                     if (o == 3) imap_pop(&act, pid, -1);
@@ -1249,7 +1324,28 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
             VEC_PUSH(A->signal, int32_t, sg) || VEC_PUSH(A->stack, span_t, st) ||
             VEC_PUSH(A->line, int64_t, VEC_AT(B->line, int64_t, r) + lbase) || VEC_PUSH(A->orig, uint8_t, o))
             goto done;
+        if (want.count) { long w = imap_find(&want, r); if (w >= 0) want.vals[w] = A->nrows; }
         A->nrows++;
+    }
+    /* the state of one scanner at the end of their bytes */
+    for (size_t i = 0; i < B->pending.cap; i++) {
+        if (B->pending.used[i] != USED) continue;
+        long w = imap_find(&want, B->pending.vals[i]);
+        if (w < 0 || want.vals[w] < 0 || imap_put(&act, B->pending.keys[i], want.vals[w])) goto done;
+    }
+    imap_free(&A->pending);
+    A->pending = act;
+    memset(&act, 0, sizeof(act));
+    if (B->last_row >= 0) {
+        long w = imap_find(&want, B->last_row);
+        if (w >= 0 && want.vals[w] >= 0) A->last_row = want.vals[w];
+    }
+    if (A->ts_mode == TS_TOD && B->last_ts != NA) {
+        A->day_off = B->day_off + D;
+        A->last_ts = B->last_ts + D;
+        if (A->first_tod == NA) A->first_tod = B->first_tod;
+    } else if (A->ts_mode == TS_REL) {
+        A->rel_sum = (int64_t)((uint64_t)A->rel_sum + (uint64_t)B->rel_sum);
     }
     A->lineno += B->lineno;
     if (shift_list(A->rejects, B->rejects, lbase) || shift_list(A->messages, B->messages, lbase) ||
@@ -1271,6 +1367,7 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
     Py_INCREF(result);
 done:
     imap_free(&act);
+    imap_free(&want);
     free(nmap); free(emap); free(smap);
     return result;
 }
@@ -1444,8 +1541,35 @@ static PyTypeObject ParserType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* skip_lines(buffer, n) -> (offset just past the n-th newline or len(buffer), newlines found) */
+static PyObject *mod_skip_lines(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b;
+    long long want;
+    if (!PyArg_ParseTuple(args, "y*L", &b, &want)) return NULL;
+    const char *s = b.buf;
+    Py_ssize_t n = b.len, i = 0;
+    long long got = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (got < want && i < n) {
+        const char *q = memchr(s + i, '\n', (size_t)(n - i));
+        if (!q) { i = n; break; }
+        i = (Py_ssize_t)(q - s) + 1;
+        got++;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return Py_BuildValue("(nL)", i, got);
+}
+
+static PyMethodDef module_methods[] = {
+    {"skip_lines", mod_skip_lines, METH_VARARGS,
+     "skip_lines(buffer, n) -> (offset past the n-th newline, or len(buffer); newlines found)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "_native", "Native strace scanner.", -1, NULL, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_native", "Native strace scanner.", -1, module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

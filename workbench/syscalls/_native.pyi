@@ -1,6 +1,6 @@
 """Types of the C strace scanner (``_native.c``), built by ``pip install -e .`` when a compiler is present.
 
-The module exports one class, :class:`Parser`. :meth:`Parser.finish` returns
+The module exports one class, :class:`Parser`, and :func:`skip_lines`. :meth:`Parser.finish` returns
 the raw columns as :class:`Blob` buffers (numbers: native-endian int32/int64
 arrays, one item per row; text: Arrow ``large_string`` offsets, data and
 validity bitmap) and the side tables as lists of tuples.
@@ -64,7 +64,14 @@ class Parser:
     def drain(self) -> DrainedColumns:
         """Return the rows no later line can change and go on scanning (see :class:`DrainedColumns`)."""
     def merge(self, other: Parser, /) -> bool:
-        """Append a parser that scanned the following bytes; False when the split point cannot be joined."""
+        """Append a parser that scanned the following bytes; False when the split point cannot be joined.
+
+        Afterwards this parser is where one scanner of both parts would be: more
+        parsers can be merged, lines fed, rows drained.
+        """
     @property
     def colour(self) -> tuple[int, str] | None:
         """(line, text) of the first line with an ANSI colour escape, or None."""
+
+def skip_lines(buffer: Buffer, n: int, /) -> tuple[int, int]:
+    """(offset just past the ``n``-th newline of ``buffer``, or its length; newlines found); without the GIL."""

@@ -283,67 +283,128 @@ def _from_reference(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
-PARALLEL_MIN_BYTES = 48 << 20
+#: files at least this big are scanned on several cores (see :func:`scan_threads`)
+PARALLEL_MIN_BYTES = 32 << 20
 
 
-def _threads_wanted(obj: Readable, native: bool, pid_mode: int) -> bool:
-    """Two scanner threads only when asked (WORKBENCH_THREADS=2), for a big file with pids."""
+def cores_available() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def scan_threads(threads: int | None = None) -> int:
+    """How many scanner threads :func:`read_strace` may use for one big file.
+
+    ``threads`` if given, else the environment variable ``WORKBENCH_THREADS``
+    (``1`` forces one scanner), else the cores available to this process.
+    """
+    if threads is None:
+        env = os.environ.get("WORKBENCH_THREADS", "").strip()
+        if env:
+            try:
+                threads = int(env)
+            except ValueError:
+                raise UsageError(f"WORKBENCH_THREADS={env!r}: expected a whole number of threads (1 = one "
+                                 "scanner)") from None
+        else:
+            threads = cores_available()
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"read_strace(threads={threads!r}): expected a whole number >= 1 (1 = one scanner), "
+                         "or None for the cores available")
+    return threads
+
+
+def _threads_wanted(obj: Readable, native: bool, pid_mode: int, threads: int | None = None) -> int:
+    """Pieces to scan at once: 1 unless a plain file of PARALLEL_MIN_BYTES or more, with pids, C scanner."""
     if not (native and isinstance(obj, Path) and pid_mode != PID_NONE) or compression_of_file(obj) is not None:
-        return False
-    if os.environ.get("WORKBENCH_THREADS", "1") != "2" or (os.cpu_count() or 1) < 2:
-        return False
-    if obj.stat().st_size < PARALLEL_MIN_BYTES:
-        return False
-    with open(obj, "rb") as f:  # an incomplete last line is set aside by the one-scanner path
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
+        return 1
+    n = scan_threads(threads)
+    if n < 2 or obj.stat().st_size < max(PARALLEL_MIN_BYTES, 1):
+        return 1
+    return n
+
+
+def _split_points(path: Path, n: int) -> list[int]:
+    """Up to ``n - 1`` offsets near ``k * size / n`` where a line starts that is not a stack frame line."""
+    size = path.stat().st_size
+    cuts: list[int] = []
+    with open(path, "rb") as f:
+        for k in range(1, n):
+            at = size * k // n
+            f.seek(at)
+            chunk = f.read(1 << 20)
+            i = 0
+            while True:
+                j = chunk.find(b"\n", i)
+                if j < 0 or j + 4 > len(chunk):
+                    break
+                if not chunk.startswith(b" > ", j + 1):
+                    if at + j + 1 > (cuts[-1] if cuts else 0):
+                        cuts.append(at + j + 1)
+                    break
+                i = j + 1
+    return cuts
 
 
 def _split_point(path: Path) -> int | None:
     """A line start near the middle of the file that is not a stack frame line."""
-    size = path.stat().st_size
-    with open(path, "rb") as f:
-        f.seek(size // 2)
-        chunk = f.read(1 << 20)
-    i = 0
-    while True:
-        k = chunk.find(b"\n", i)
-        if k < 0 or k + 4 > len(chunk):
-            return None
-        if not chunk.startswith(b" > ", k + 1):
-            return size // 2 + k + 1
-        i = k + 1
+    cuts = _split_points(path, 2)
+    return cuts[0] if cuts else None
 
 
-def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
-              bar: Bar | None) -> _native.Parser | None:
-    """Scan both halves of a file at once (the scanner releases the GIL); None if they cannot be joined."""
+def _scan_parts(path: Path, cuts: list[int], pid_mode: int, ts_mode: int, fixed_pid: int,
+                bar: Bar | None) -> tuple[_native.Parser, bytes | None] | None:
+    """Scan the pieces of ``path`` between ``cuts`` at once, one thread each (the scanner releases the GIL).
+
+    Returns (the first scanner with the others merged into it, the input's
+    incomplete last line or None), or None when a piece cannot be joined to
+    the one before it (the caller then scans the file in one piece).
+    """
     import threading
 
-    parsers = [_native.Parser(pid_mode, ts_mode, fixed_pid) for _ in range(2)]
+    bounds: list[int | None] = [0, *cuts, None]
+    parsers = [_native.Parser(pid_mode, ts_mode, fixed_pid) for _ in range(len(bounds) - 1)]
     errors: list[BaseException] = []
+    tails: list[bytes | None] = [None]
 
-    def work(p: _native.Parser, start: int, stop: int | None) -> None:
+    def work(i: int) -> None:
+        p, start, stop = parsers[i], bounds[i] or 0, bounds[i + 1]
         try:
             for b in _blocks(path, start, stop):
-                p.feed(b)
+                if stop is None and len(b) and b[-1] != 0x0A:  # the input's cut last line: never a record
+                    k = bytes(b).rfind(b"\n")
+                    if bytes(b[k + 1:]).strip():
+                        tails[0] = bytes(b[k + 1:])
+                        b = b[:k + 1]
+                if len(b):
+                    p.feed(b)
                 if bar is not None:
                     bar.update(len(b))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(parsers[0], 0, cut)),
-               threading.Thread(target=work, args=(parsers[1], cut, None))]
+    threads = [threading.Thread(target=work, args=(i,), name=f"strace-scan-{i}") for i in range(len(parsers))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     if errors:
         raise errors[0]
-    first, second = parsers
-    if not first.merge(second):
-        return None
-    return first
+    first = parsers[0]
+    for other in parsers[1:]:
+        if not first.merge(other):
+            return None
+    return first, tails[0]
+
+
+def _scan_two(path: Path, cut: int, pid_mode: int, ts_mode: int, fixed_pid: int,
+              bar: Bar | None) -> _native.Parser | None:
+    """Scan both halves of a file at once; None if they cannot be joined (see :func:`_scan_parts`)."""
+    done = _scan_parts(path, [cut], pid_mode, ts_mode, fixed_pid, bar)
+    return None if done is None else done[0]
 
 
 def _with_tail(raw: dict[str, Any], tail: bytes | None) -> dict[str, Any]:
@@ -355,20 +416,25 @@ def _with_tail(raw: dict[str, Any], tail: bytes | None) -> dict[str, Any]:
 
 
 def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int, native: bool,
-          bar: Bar | None, whole: bool = False, key: Key | None = None, head: str | None = None) -> dict[str, Any]:
-    """Feed the input block by block to one scanner; raise on colour escapes.
+          bar: Bar | None, whole: bool = False, key: Key | None = None, head: str | None = None,
+          threads: int | None = None) -> dict[str, Any]:
+    """Feed the input block by block to the scanner; raise on colour escapes.
 
-    With WORKBENCH_THREADS=2, big files with a pid column (or one pid per file)
-    are scanned by two native scanners, one per half, whose results are then
-    merged exactly (off by default: it only pays on an otherwise idle machine).
+    A big file with a pid column (or one pid per file) is cut at line
+    boundaries into one piece per thread (:func:`scan_threads`), scanned by one
+    native scanner each at once, and the results merged exactly: the same rows
+    as one scanner. Where pieces cannot be joined (a cut inside a -C table or a
+    record split by a message), the file is scanned again in one piece.
     """
-    if key is None and isinstance(obj, Path) and _threads_wanted(obj, native, pid_mode):
-        cut = _split_point(obj)
-        two = _scan_two(obj, cut, pid_mode, ts_mode, fixed_pid, bar) if cut else None
-        if two is not None:
-            if two.colour is not None:
-                raise ParseError(name, two.colour[0], two.colour[1], COLOUR_REASON)
-            return _from_native(two.finish())
+    n = _threads_wanted(obj, native, pid_mode, threads) if key is None and isinstance(obj, Path) else 1
+    if n > 1 and isinstance(obj, Path):
+        cuts = _split_points(obj, n)
+        done = _scan_parts(obj, cuts, pid_mode, ts_mode, fixed_pid, bar) if cuts else None
+        if done is not None:
+            parser, tail = done
+            if parser.colour is not None:
+                raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
+            return _with_tail(_from_native(parser.finish()), tail)
         if bar is not None:
             bar.reset()
     if native:
@@ -447,8 +513,9 @@ def _mode(value: str, choices: dict[str, int], parameter: str) -> int:
 
 def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | None = None,
               timestamps: str | None = None, progress: bool | None = None,
-              key: Key | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Parse one input; return (frame, raw side tables). ``key`` is fed the bytes parsed (files)."""
+              key: Key | None = None, threads: int | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Parse one input; return (frame, raw side tables). ``key`` is fed the bytes parsed (files);
+    ``threads``: scanner threads for a big file (:func:`scan_threads`)."""
     whole = isinstance(obj, str)  # inline text (a stream is read into a str by _head: it is not whole)
     head, obj = _head(obj)
     pid_mode, ts_mode = sniff(head)
@@ -469,7 +536,7 @@ def parse_one(name: str, obj: Readable, *, use_native: bool, pid_prefix: str | N
         bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"strace {Path(name).name}")
     try:
         raw = _scan(name, obj, pid_mode, ts_mode, fixed, use_native, bar, whole, key,
-                    head if isinstance(obj, Path) else None)
+                    head if isinstance(obj, Path) else None, threads)
     finally:
         if bar is not None:
             bar.close()
@@ -553,6 +620,7 @@ def read_strace(
     time_base_s: float | None = None,
     columns: list[str] | None = None,
     filters: Any = None,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Read strace output into one row per call, signal, exit or kill.
 
@@ -577,9 +645,13 @@ def read_strace(
     ``strict=True`` raises :class:`ParseError` on the first rejected line and on
     a mismatch with the -C table. ``native=None`` uses the C scanner when built
     (``WORKBENCH_NO_NATIVE=1`` disables it), ``False`` the Python reference,
-    ``True`` the C scanner or :class:`UsageError` when it is not built;
-    ``WORKBENCH_THREADS=2`` lets the C scanner read big files as two halves at
-    once. Colour escapes (``--color=always``) raise ParseError.
+    ``True`` the C scanner or :class:`UsageError` when it is not built.
+    ``threads``: the C scanner reads a plain file of 32 MiB or more (with a pid
+    column, or one pid per file) as that many pieces at once, one thread each,
+    and joins them exactly (the same frame as one scanner); default
+    ``WORKBENCH_THREADS`` if set, else the cores this process may use;
+    ``threads=1`` (or ``WORKBENCH_THREADS=1``) forces one scanner. Colour
+    escapes (``--color=always``) raise ParseError.
 
     ``cache`` (files only): ``True`` keeps the parsed frame in the one workbench
     cache (:mod:`workbench.cache`: ``$WORKBENCH_CACHE_DIR/strace``, else
@@ -636,10 +708,12 @@ def read_strace(
         _files_only(_sources(source))
     if check_engine(engine, source):
         opts = dict(strict=strict, native=native, progress=False, cache=cache, pid_prefix=pid_prefix,
-                    timestamps=timestamps, check_summary=check_summary)
+                    timestamps=timestamps, check_summary=check_summary, threads=threads)
         return _dask_strace(_sources(source), opts, client)
 
     use_native = _use_native(native)
+    if threads is not None:
+        scan_threads(threads)  # a bad value is a UsageError whatever the input
     sources = _sources(source)
     if len(sources) == 1 and isinstance(sources[0][1], Path) and engine == "pandas":
         from .convert import is_converted, read_converted
@@ -676,7 +750,7 @@ def read_strace(
     parsed = Key("strace", ("syscalls",), key_options) if store is not None else None
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
-                           timestamps=timestamps, progress=progress, key=parsed)
+                           timestamps=timestamps, progress=progress, key=parsed, threads=threads)
         if parsed is not None:
             parsed.end_part()
         r, m, s = _side_rows(name, raw)

@@ -41,6 +41,9 @@ import json
 import os
 import re
 import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +56,8 @@ import pyarrow.parquet as pq
 
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
-from ..sources import Source, compression_of_file
+from ..sources import Source, compression_of, compression_of_file
+from . import _read
 from ._grammar import COLOUR_REASON, KINDS, NA, PID_COLUMN, PID_FIXED, PID_NONE
 from ._read import (
     _COMPRESSED_SUFFIX,
@@ -72,6 +76,7 @@ from ._read import (
     _sources,
     _with_tail,
     native_available,
+    scan_threads,
     set_time_base,
     sniff,
 )
@@ -184,6 +189,91 @@ def _pieces(obj: Readable, every: int) -> Any:
                 start = len(view)
 
 
+def _ranges(path: Path, every: int) -> Iterator[tuple[int, int | None]]:
+    """(start, stop) byte ranges of ``path`` of about ``every`` lines each; the last one's stop is None.
+
+    Each range starts where a line starts that is not a ``-k`` stack frame
+    line (frames stay with their record). Lines are counted by the C scanner's
+    ``skip_lines`` over a reused buffer: the file is read once more, at the
+    speed of the page cache.
+    """
+    start = pos = since = 0
+    for block in _blocks(path):
+        view = memoryview(block)
+        i = 0
+        while i < len(view):
+            off, got = _native.skip_lines(view[i:], every - since)
+            if since + got < every:
+                since += got
+                break
+            j = i + off
+            while j + 3 <= len(view) and view[j:j + 3] == b" > ":
+                step, found = _native.skip_lines(view[j:], 1)
+                j += step
+                if not found:
+                    break
+            if j < len(view) or j == len(view) and view[j - 1] == 0x0A:
+                yield start, pos + j
+                start = pos + j
+            since = 0
+            i = j
+        pos += len(view)
+    if pos > start:
+        yield start, None
+
+
+def _scan_range(path: Path, start: int, stop: int | None, modes: tuple[int, int, int],
+                into: Any = None) -> tuple[Any, bytes | None]:
+    """Scan bytes ``start:stop`` of ``path`` (with a new scanner, or ``into``); (scanner, cut last line or None)."""
+    parser = into if into is not None else _native.Parser(*modes)
+    tail = None
+    for b in _blocks(path, start, stop):
+        if stop is None and len(b) and b[-1] != 0x0A:  # the input's cut last line is never a record
+            k = bytes(b).rfind(b"\n")
+            if bytes(b[k + 1:]).strip():
+                tail, b = bytes(b[k + 1:]), b[:k + 1]
+        if len(b):
+            parser.feed(b)
+    return parser, tail
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read: gives them back first, then the rest."""
+
+    def __init__(self, first: bytes, rest: Any) -> None:
+        self.first, self.rest = first, rest
+
+    def read(self, n: int | None = -1) -> bytes:
+        if n is None or n < 0:  # everything
+            out, self.first = self.first, b""
+            rest = self.rest.read()
+            return out + (rest.encode("latin-1", errors="replace") if isinstance(rest, str) else rest)
+        if self.first:
+            out, self.first = self.first, b""
+            return out
+        data = self.rest.read(n)
+        return data.encode("latin-1", errors="replace") if isinstance(data, str) else data
+
+
+def _stream_head(stream: Any) -> tuple[str, Readable]:
+    """The first ~64 KB of an open stream as text, and a stream of the whole input that is read as it goes.
+
+    A compressed stream is read whole (as :func:`read_strace` does); a plain one
+    is never held whole, so a pipe of any size converts in bounded memory.
+    """
+    first = stream.read(65536)
+    if isinstance(first, str):
+        first = first.encode("latin-1", errors="replace")
+    if compression_of(first) is not None:
+        return _head(_Prefixed(first, stream))  # type: ignore[arg-type]  # (read() is all it uses)
+    while first and b"\n" not in first:  # at least one whole line to sniff the format from
+        more = stream.read(65536)
+        if not more:
+            break
+        first += more.encode("latin-1", errors="replace") if isinstance(more, str) else more
+    return first.decode("latin-1"), _Prefixed(first, stream)  # type: ignore[return-value]
+
+
 class _Side:
     """Rejects and messages, streamed to the side file in batches."""
 
@@ -222,6 +312,7 @@ def to_parquet(
     progress: bool | None = None,
     pid_prefix: str | None = None,
     timestamps: str | None = None,
+    threads: int | None = None,
 ) -> ConvertResult:
     """Convert one strace output file (or text, or stream) to Parquet in bounded memory.
 
@@ -235,6 +326,13 @@ def to_parquet(
     ``timestamps`` force the format as in :func:`read_strace`. Needs the C
     scanner. Colour escapes raise :class:`ParseError`; nothing is left behind
     on error. Returns a :class:`ConvertResult`.
+
+    ``threads`` (default ``WORKBENCH_THREADS``, else the cores available): for
+    a plain file of 32 MiB or more with a pid column, that many threads scan
+    the next chunks while this one joins each chunk to the rows before it
+    (exactly as one scanner would) and encodes and writes it; at most
+    ``threads + 1`` chunks are in flight, so memory stays bounded.
+    ``threads=1`` scans in this thread only.
     """
     if not isinstance(row_group_lines, int) or row_group_lines < 1:
         raise UsageError(f"to_parquet(row_group_lines={row_group_lines!r}): expected a positive number of lines")
@@ -250,7 +348,7 @@ def to_parquet(
     side = side_path_of(out_path)
     if not out_path.parent.is_dir():
         raise InputNotFoundError(f"to_parquet: the folder of {out_path} does not exist")
-    head, obj = _head(obj)
+    head, obj = _stream_head(obj) if not isinstance(obj, str | Path) else _head(obj)
     pid_mode, ts_mode, fixed = _modes(name, head, pid_prefix, timestamps)
     size = obj.stat().st_size if isinstance(obj, Path) else len(obj) if isinstance(obj, str) else 0
     if isinstance(obj, Path) and compression_of_file(obj) is not None:
@@ -285,14 +383,44 @@ def to_parquet(
                 unknown = cols["line"][cols["pid"] == NA]
                 if len(unknown):
                     up_to_line = max(up_to_line, int(unknown.max()))
-            writer.write_table(_table(cols), row_group_size=max(n, 1))
+            write(_table(cols), n)
             rows += n
             groups += 1
 
     whole = isinstance(obj, str)  # inline text is complete; a file's cut last line is never a record
     tail: bytes | None = None
+    workers = scan_threads(threads)
+    parallel = (workers > 1 and isinstance(obj, Path) and compression_of_file(obj) is None
+                and pid_mode != PID_NONE and size >= max(_read.PARALLEL_MIN_BYTES, 1))
+    # row groups are encoded and written by one more thread (pyarrow lets the GIL go meanwhile), two at most queued
+    write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strace-write") if parallel else None
+    writes: deque[Future[None]] = deque()
+
+    def write(table: pa.Table, n: int) -> None:
+        if write_pool is None:
+            writer.write_table(table, row_group_size=max(n, 1))
+            return
+        while len(writes) >= 2:
+            writes.popleft().result()
+        writes.append(write_pool.submit(writer.write_table, table, row_group_size=max(n, 1)))
+
+    def chunk_done() -> None:
+        nonlocal peak, leader
+        raw: dict[str, Any] = dict(parser.drain())
+        peak = max(peak, raw["rows"] + raw["held"])
+        if raw["leader"] is not None and leader is None:
+            leader = int(raw["leader"])
+        emit(raw)
+        if bar is not None:
+            secs = time.perf_counter() - t0
+            bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
+
     try:
-        for piece, chunk_end in _pieces(obj, row_group_lines):
+        if parallel:
+            assert isinstance(obj, Path)
+            tail = _convert_parallel(obj, row_group_lines, (pid_mode, ts_mode, fixed), workers, parser, name,
+                                     chunk_done, bar)
+        for piece, chunk_end in (() if parallel else _pieces(obj, row_group_lines)):
             if not whole and len(piece) and piece[-1] != 0x0A:  # only the input's last piece lacks its newline
                 text = bytes(piece)
                 k = text.rfind(b"\n")
@@ -304,14 +432,7 @@ def to_parquet(
             if bar is not None:
                 bar.update(len(piece))
             if chunk_end:
-                raw: dict[str, Any] = dict(parser.drain())
-                peak = max(peak, raw["rows"] + raw["held"])
-                if raw["leader"] is not None and leader is None:
-                    leader = int(raw["leader"])
-                emit(raw)
-                if bar is not None:
-                    secs = time.perf_counter() - t0
-                    bar.set_postfix_str(f"{raw['lines'] / max(secs, 1e-9) / 1e6:.2f} M lines/s", refresh=False)
+                chunk_done()
         raw = _with_tail(dict(parser.finish()), tail)
         peak = max(peak, raw["rows"])
         n_lines = int(raw["lines"])
@@ -324,6 +445,8 @@ def to_parquet(
             "leader": None if leader is None or up_to_line == 0 else {"pid": leader, "up_to_line": up_to_line},
             "side": side.name,
         }
+        while writes:
+            writes.popleft().result()
         writer.add_key_value_metadata({META_KEY: json.dumps(meta).encode()})
         writer.close()
         sides.close()
@@ -333,6 +456,8 @@ def to_parquet(
     finally:
         if bar is not None:
             bar.close()
+        if write_pool is not None:
+            write_pool.shutdown(wait=True, cancel_futures=True)
         if not done:
             for closer in (writer.close, sides.writer.close):
                 try:
@@ -345,6 +470,46 @@ def to_parquet(
                          messages=sides.messages, row_groups=groups, peak_rows_held=peak,
                          time_base=str(meta["time_base"]), pid_mode=str(meta["pid_mode"]),
                          seconds=time.perf_counter() - t0)
+
+
+def _convert_parallel(path: Path, every: int, modes: tuple[int, int, int], workers: int, parser: Any, name: str,
+                      chunk_done: Any, bar: Bar | None) -> bytes | None:
+    """Scan the chunks of ``path`` in ``workers`` threads, join each to ``parser`` in order, drain after each.
+
+    A chunk that cannot be joined (the one before ends inside a -C table or a
+    record cut by a message) is scanned again by ``parser`` itself. Returns
+    the input's cut last line, or None.
+    """
+    ranges = _ranges(path, every)
+    flight: deque[tuple[int, int | None, Future[tuple[Any, bytes | None]]]] = deque()
+    tail = None
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="strace-convert")
+    try:
+        def top_up() -> None:
+            while len(flight) < workers + 1:
+                r = next(ranges, None)
+                if r is None:
+                    return
+                flight.append((r[0], r[1], pool.submit(_scan_range, path, r[0], r[1], modes)))
+
+        top_up()
+        while flight:
+            start, stop, fut = flight.popleft()
+            scanned, cut = fut.result()
+            top_up()
+            if not parser.merge(scanned):
+                del scanned
+                _scan_range(path, start, stop, modes, into=parser)
+            tail = cut if cut is not None else tail
+            if parser.colour is not None:
+                raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
+            if bar is not None:
+                bar.update((stop if stop is not None else path.stat().st_size) - start)
+            if flight:
+                chunk_done()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return tail
 
 
 # -- reading back -----------------------------------------------------------------
