@@ -7,6 +7,8 @@ errno is an error.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -119,6 +121,25 @@ def duration_histogram(frame: pd.DataFrame, bins_per_decade: int = 10, min_s: fl
     return pd.DataFrame({"syscall": np.repeat(np.asarray(wanted, dtype=object), nb),
                          "bin_lo_s": np.tile(edges[:-1], len(wanted)), "bin_hi_s": np.tile(edges[1:], len(wanted)),
                          "count": np.concatenate(rows).astype("int64")})
+
+
+def group_syscalls(frame: pd.DataFrame, keep: Iterable[str] = (), other: str = "all syscalls") -> pd.DataFrame:
+    """``frame`` with every syscall name not in ``keep`` replaced by ``other`` (rows without a syscall keep none).
+
+    For histograms and peaks of pooled calls: ``group_syscalls(trace)`` pools all
+    calls under one name, ``group_syscalls(trace, ["futex"], "all other
+    syscalls")`` keeps futex apart. The syscall column becomes a categorical
+    (kept names, then ``other``); the other columns are shared with ``frame``
+    (copy-on-write), nothing else is copied.
+    """
+    requires(frame, "syscall")
+    c = Derived(frame).codes()
+    wanted = sorted({str(n) for n in keep} & {str(n) for n in c.names} - {other})
+    cats = [*wanted, other]
+    at = {n: i for i, n in enumerate(cats)}
+    lut = np.array([at.get(str(n), len(wanted)) for n in c.names] + [-1], dtype=np.int32)
+    codes = lut[c.codes]
+    return frame.assign(syscall=pd.Categorical.from_codes(codes, categories=cats))
 
 
 def parse_summary_table(lines: list[str]) -> pd.DataFrame:

@@ -513,7 +513,13 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
     ts = long["timestamp_s"].to_numpy(dtype=float)
     row = np.full(len(long), -1, dtype=np.int64)
     taken = np.zeros(len(lg), dtype=bool)
-    for i, t in enumerate(ts):
+    # only calls inside some logged interval can match: find them at once, then match those in order
+    by_start = np.argsort(starts - slack_s, kind="stable")
+    lo_sorted = (starts - slack_s)[by_start]
+    reach = np.maximum.accumulate(np.where(np.isnan(ends[by_start]), -np.inf, ends[by_start] + slack_s))
+    j = np.searchsorted(lo_sorted, ts, side="right") - 1
+    covered = np.flatnonzero((j >= 0) & (reach[np.maximum(j, 0)] >= ts))
+    for i, t in zip(covered, ts[covered], strict=True):
         hit = np.flatnonzero((starts - slack_s <= t) & (t <= ends + slack_s) & ~taken)
         if hit.size:
             row[i] = hit[0]
@@ -599,37 +605,44 @@ def long_waits(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ()
     der = Derived(frame)
     tv = der.timed()
     idle = der.timed_idle()
-    # each call's thread-order successor: sort by (pid, timestamp_s, line), missing values last
-    pid = frame["pid"].iloc[tv.pos]
-    pcode, _ = pd.factorize(pid, sort=True, use_na_sentinel=True)
-    no_pid = pcode < 0
-    pcode = np.where(no_pid, pcode.max(initial=-1) + 1, pcode)
-    ts = frame["timestamp_s"].to_numpy(dtype=float, na_value=np.nan)[tv.pos]
+    excluded = name_mask(tv.names, exclude)[tv.code]
+    cand = np.flatnonzero((tv.dur >= min_s) & ~excluded)  # the calls reported
+    tpid = frame["pid"].to_numpy(dtype="float64", na_value=np.nan)[tv.pos]
+    ts_all = frame["timestamp_s"].to_numpy(dtype="float64", na_value=np.nan)
+    line_all = frame["line"].to_numpy(dtype="float64", na_value=np.inf)
+    # each reported call's successor in its thread: the timed calls of those threads sorted by
+    # (pid, timestamp_s, line), missing timestamps last; a call without pid has no thread to follow
+    want = np.unique(tpid[cand][~np.isnan(tpid[cand])])
+    rel = np.flatnonzero(np.isin(tpid, want))
+    pcode = np.searchsorted(want, tpid[rel])
+    ts = ts_all[tv.pos[rel]]
     ts = np.where(np.isnan(ts), np.inf, ts)
-    line = frame["line"].to_numpy(dtype=float, na_value=np.inf)[tv.pos]
+    line = line_all[tv.pos[rel]]
     order = np.argsort(pcode, kind="stable")
-    p_o, t_o, l_o = pcode[order], ts[order], line[order]
-    same = p_o[1:] == p_o[:-1]
+    same = pcode[order][1:] == pcode[order][:-1]
+    t_o, l_o = ts[order], line[order]
     in_order = (t_o[1:] > t_o[:-1]) | ((t_o[1:] == t_o[:-1]) & (l_o[1:] >= l_o[:-1]))
-    if not in_order[same].all():  # the frame is not in time order within each thread: sort properly
+    if not in_order[same].all():  # not in time order within each thread: sort properly
         order = np.lexsort((line, ts, pcode))
-        p_o = pcode[order]
-        same = p_o[1:] == p_o[:-1]
-    c_o = tv.code[order]
-    same_pid = np.append(same & ~no_pid[order][1:], False)
-    same_call = np.append(c_o[1:] == c_o[:-1], False)
-    loop_o = same_pid & same_call & idle[order]
-    d_o = tv.dur[order]
-    sel = np.flatnonzero((d_o >= min_s) & ~name_mask(tv.names, exclude)[c_o])
-    sel = sel[np.argsort(-d_o[sel], kind="stable")]
-    top = order[sel]
+        same = pcode[order][1:] == pcode[order][:-1]
+    seq = rel[order]
+    nxt = np.full(tv.pos.size, -1, dtype=np.int64)
+    nxt[seq[:-1]] = np.where(same, seq[1:], -1)
+    after = nxt[cand]
+    loop = (after >= 0) & (tv.code[np.maximum(after, 0)] == tv.code[cand]) & idle[cand]
+    # the reported calls in (pid, timestamp_s, line) order, then longest first
+    cts = ts_all[tv.pos[cand]]
+    key = np.lexsort((line_all[tv.pos[cand]], np.where(np.isnan(cts), np.inf, cts),
+                      np.where(np.isnan(tpid[cand]), np.inf, tpid[cand])))
+    key = key[np.argsort(-tv.dur[cand][key], kind="stable")]
+    top, role = cand[key], loop[key]
     rows = _rows(frame, tv.pos[top], ["pid", "timestamp_s", "args", "line"])
     return _text_like_table(pd.DataFrame({
         "syscall": tv.names[tv.code[top]].astype(object),
         "wait_class": _CLASS_NAMES[(~idle[top]).astype(np.int64)],
         "duration_ms": 1e3 * tv.dur[top],
         "pid": rows["pid"], "timestamp_s": rows["timestamp_s"], "args": rows["args"], "line": rows["line"],
-        "role": np.where(loop_o[sel], "loop", "one-off"),
+        "role": np.where(role, "loop", "one-off"),
     }), tv.pos.size > 0)
 
 
