@@ -255,6 +255,17 @@ class Derived:
                           lambda: self.idle()[self.timed().pos])
 
 
+def group_by_code(values: np.ndarray, codes: np.ndarray, n: int) -> Any:
+    """``pd.Series(values).groupby(codes)`` for integer codes in [0, n), without hashing them again.
+
+    The codes become a categorical grouper (pandas uses them as they are); groups
+    come out in code order and only observed codes appear.
+    """
+    small = codes.astype(np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
+    by = pd.Categorical.from_codes(small, categories=pd.RangeIndex(n))
+    return pd.Series(values).groupby(by, observed=True, sort=True)
+
+
 def waitable_fd(args: pd.Series, rows: np.ndarray) -> np.ndarray:
     """Does the argument text at positions ``rows`` start with a socket/pipe/… fd (``-y``)? Missing: False."""
     import pyarrow as pa

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..schema import SideTable, requires, validate
-from ._derived import Derived
+from ._derived import Derived, group_by_code
 from ._schema import SUMMARY_SCHEMA
 
 
@@ -69,14 +69,16 @@ def syscall_summary(frame: pd.DataFrame) -> pd.DataFrame:
     errors = np.bincount(code, weights=_has_errno(frame, pos), minlength=len(names))
     present = np.flatnonzero(calls)
     timed = ~np.isnan(d)
-    g = pd.Series(d[timed]).groupby(code[timed], sort=True)
+    g = group_by_code(d[timed], code[timed], len(names))
     stats = pd.DataFrame({
         "total_s": g.sum(),
         "mean_s": g.mean(),
         "median_s": g.median(),
         "p99_s": g.quantile(0.99),
         "max_s": g.max(),
-    }).reindex(present)
+    })
+    stats.index = np.asarray(stats.index, dtype=np.int64)
+    stats = stats.reindex(present)
     out = pd.DataFrame({"syscall": names[present].astype(object), "calls": calls[present].astype("int64"),
                         "errors": errors[present].astype("int64")})
     for c in stats.columns:

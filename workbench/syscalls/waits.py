@@ -30,7 +30,7 @@ from ..errors import UsageError
 from ..schema import Column, Schema, requires
 from ..sources import Source
 from ..verdicts import Decision, decide
-from ._derived import ALWAYS_IDLE, FD_READS, Derived, name_mask
+from ._derived import ALWAYS_IDLE, FD_READS, Derived, group_by_code, name_mask
 
 __all__ = [
     "ALWAYS_IDLE",
@@ -290,8 +290,8 @@ def calls_exceeding(frame: pd.DataFrame, threshold_s: float, *, exclude: Iterabl
     if over.size == 0:
         return pd.DataFrame({c: pd.Series(dtype=object if c in ("syscall", "wait_class") else float)
                              for c in cols})
-    g = pd.Series(tv.dur[over]).groupby(key[over], sort=True)
-    k = g.size().index.to_numpy()
+    g = group_by_code(tv.dur[over], key[over], 2 * len(tv.names))
+    k = np.asarray(g.size().index, dtype=np.int64)
     out = pd.DataFrame({
         "syscall": tv.names[k // 2].astype(object),
         "wait_class": _CLASS_NAMES[k % 2],
@@ -356,8 +356,8 @@ def wait_summary(frame: pd.DataFrame) -> pd.DataFrame:
     total = float(pd.Series(tv.dur).sum())
     has = tv.code >= 0
     key = tv.code.astype(np.int64)[has] * 2 + ~der.timed_idle()[has]
-    g = pd.Series(tv.dur[has]).groupby(key, sort=True)
-    k = g.size().index.to_numpy()
+    g = group_by_code(tv.dur[has], key, 2 * len(tv.names))
+    k = np.asarray(g.size().index, dtype=np.int64)
     out = pd.DataFrame({"wait_class": _CLASS_NAMES[k % 2], "syscall": tv.names[k // 2].astype(object),
                         "calls": g.size().astype("int64").to_numpy(), "total_s": g.sum().to_numpy(),
                         "max_ms": 1e3 * g.max().to_numpy()})
@@ -612,9 +612,12 @@ def long_waits(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ()
     line_all = frame["line"].to_numpy(dtype="float64", na_value=np.inf)
     # each reported call's successor in its thread: the timed calls of those threads sorted by
     # (pid, timestamp_s, line), missing timestamps last; a call without pid has no thread to follow
-    want = np.unique(tpid[cand][~np.isnan(tpid[cand])])
-    rel = np.flatnonzero(np.isin(tpid, want))
-    pcode = np.searchsorted(want, tpid[rel])
+    tcode, uniq = pd.factorize(tpid, use_na_sentinel=True)  # thread codes (hash, no sort); no pid: -1
+    wanted = np.zeros(len(uniq) + 1, dtype=bool)
+    wanted[tcode[cand]] = True
+    wanted[-1] = False
+    rel = np.flatnonzero(wanted[tcode])
+    pcode = tcode[rel].astype(np.uint16 if len(uniq) < 2**16 else np.int64)  # small ints: a radix sort
     ts = ts_all[tv.pos[rel]]
     ts = np.where(np.isnan(ts), np.inf, ts)
     line = line_all[tv.pos[rel]]
