@@ -24,7 +24,7 @@ import ctypes
 import re
 import weakref
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -244,7 +244,7 @@ class Derived:
         """Counted calls with a duration, in frame order."""
         def compute() -> Timed:
             c = self.codes()
-            d = self.frame["duration_s"].to_numpy(dtype=float, na_value=np.nan)
+            d = floats(self.frame["duration_s"])
             pos = np.flatnonzero(self.counted() & ~np.isnan(d))
             return Timed(c.names, pos, c.codes[pos], d[pos])
         return self._memo("timed", ["kind", "ret_text", "retval", "syscall", "duration_s"], compute)
@@ -253,6 +253,13 @@ class Derived:
         """:meth:`idle` at the rows of :meth:`timed`."""
         return self._memo("timed_idle", ["kind", "ret_text", "retval", "syscall", "duration_s", "args"],
                           lambda: self.idle()[self.timed().pos])
+
+
+def floats(s: pd.Series, na: float = np.nan) -> np.ndarray:
+    """A column as float64 numpy values, missing as ``na`` (a float64 column: its own array, no copy)."""
+    if s.dtype == np.float64 and np.isnan(na):
+        return s.to_numpy()
+    return s.to_numpy(dtype="float64", na_value=na)
 
 
 def group_by_code(values: np.ndarray, codes: np.ndarray, n: int) -> Any:
@@ -264,6 +271,39 @@ def group_by_code(values: np.ndarray, codes: np.ndarray, n: int) -> Any:
     small = codes.astype(np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
     by = pd.Categorical.from_codes(small, categories=pd.RangeIndex(n))
     return pd.Series(values).groupby(by, observed=True, sort=True)
+
+
+def group_order_stats(values: np.ndarray, codes: np.ndarray, n: int,
+                      quantiles: Sequence[float] = ()) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Per code in [0, n): the median and the ``quantiles`` of ``values`` (no NaN among them); NaN without values.
+
+    Computed as pandas' grouped ``median()`` (the mean of the two middle values)
+    and ``quantile(q)`` (linear: ``v[i] + (v[i+1] - v[i]) * frac`` at
+    ``i + frac = q * (size - 1)``) compute them, bit for bit, from the order
+    statistics of each group: one radix sort of the codes, then one
+    ``np.partition`` per group instead of a sort of the values.
+    """
+    med = np.full(n, np.nan)
+    qout = [np.full(n, np.nan) for _ in quantiles]
+    if values.size == 0:
+        return med, qout
+    order = np.argsort(codes.astype(np.uint16 if n < 2**16 else np.int64), kind="stable")
+    sv = values[order]
+    sizes = np.bincount(codes, minlength=n)
+    ends = np.cumsum(sizes)
+    for g in np.flatnonzero(sizes):
+        m = int(sizes[g])
+        x = sv[ends[g] - m:ends[g]]
+        spots = [(q * (m - 1), int(q * (m - 1))) for q in quantiles]
+        kth = {m // 2, max(m // 2 - 1, 0)}
+        for _, lo in spots:
+            kth.update((lo, min(lo + 1, m - 1)))
+        part = np.partition(x, sorted(kth))
+        med[g] = part[m // 2] if m % 2 else (part[m // 2] + part[m // 2 - 1]) / 2
+        for out, (idx, lo) in zip(qout, spots, strict=True):
+            frac = idx % 1
+            out[g] = part[lo] if frac == 0.0 or lo + 1 >= m else part[lo] + (part[lo + 1] - part[lo]) * frac
+    return med, qout
 
 
 def waitable_fd(args: pd.Series, rows: np.ndarray) -> np.ndarray:

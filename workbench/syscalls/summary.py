@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import UsageError
 from ..schema import SideTable, requires, validate
-from ._derived import Derived, group_by_code
+from ._derived import Derived, floats, group_by_code, group_order_stats
 from ._schema import SUMMARY_SCHEMA
 
 
@@ -64,25 +64,27 @@ def syscall_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """
     requires(frame, "kind", "ret_text", "syscall", "errno", "duration_s")
     names, pos, code = _counted_codes(frame)
-    d = frame["duration_s"].to_numpy(dtype=float, na_value=np.nan)[pos]
+    d = floats(frame["duration_s"])[pos]
     calls = np.bincount(code, minlength=len(names))
     errors = np.bincount(code, weights=_has_errno(frame, pos), minlength=len(names))
     present = np.flatnonzero(calls)
     timed = ~np.isnan(d)
     g = group_by_code(d[timed], code[timed], len(names))
+    median, (p99,) = group_order_stats(d[timed], code[timed], len(names), (0.99,))
     stats = pd.DataFrame({
         "total_s": g.sum(),
         "mean_s": g.mean(),
-        "median_s": g.median(),
-        "p99_s": g.quantile(0.99),
         "max_s": g.max(),
     })
     stats.index = np.asarray(stats.index, dtype=np.int64)
     stats = stats.reindex(present)
     out = pd.DataFrame({"syscall": names[present].astype(object), "calls": calls[present].astype("int64"),
                         "errors": errors[present].astype("int64")})
-    for c in stats.columns:
-        out[c] = stats[c].to_numpy(dtype=float)
+    out["total_s"] = stats["total_s"].to_numpy(dtype=float)
+    out["mean_s"] = stats["mean_s"].to_numpy(dtype=float)
+    out["median_s"] = median[present]
+    out["p99_s"] = p99[present]
+    out["max_s"] = stats["max_s"].to_numpy(dtype=float)
     out["syscall"] = out["syscall"].astype(object)
     out = out.sort_values(["total_s", "calls", "syscall"], ascending=[False, False, True],
                           na_position="last", kind="stable").reset_index(drop=True)

@@ -30,7 +30,7 @@ from ..errors import UsageError
 from ..schema import Column, Schema, requires
 from ..sources import Source
 from ..verdicts import Decision, decide
-from ._derived import ALWAYS_IDLE, FD_READS, Derived, group_by_code, name_mask
+from ._derived import ALWAYS_IDLE, FD_READS, Derived, floats, group_by_code, group_order_stats, name_mask
 
 __all__ = [
     "ALWAYS_IDLE",
@@ -292,13 +292,14 @@ def calls_exceeding(frame: pd.DataFrame, threshold_s: float, *, exclude: Iterabl
                              for c in cols})
     g = group_by_code(tv.dur[over], key[over], 2 * len(tv.names))
     k = np.asarray(g.size().index, dtype=np.int64)
+    median, _ = group_order_stats(tv.dur[over], key[over], 2 * len(tv.names))
     out = pd.DataFrame({
         "syscall": tv.names[k // 2].astype(object),
         "wait_class": _CLASS_NAMES[k % 2],
         "calls_over": g.size().astype("int64").to_numpy(),
         "calls": allc[k].astype("int64"),
         "max_ms": 1e3 * g.max().to_numpy(),
-        "median_over_ms": 1e3 * g.median().to_numpy(),
+        "median_over_ms": 1e3 * median[k],
         "total_over_s": g.sum().to_numpy(),
     })
     out = out.sort_values(["syscall", "wait_class"], kind="stable")[cols]
@@ -607,9 +608,9 @@ def long_waits(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ()
     idle = der.timed_idle()
     excluded = name_mask(tv.names, exclude)[tv.code]
     cand = np.flatnonzero((tv.dur >= min_s) & ~excluded)  # the calls reported
-    tpid = frame["pid"].to_numpy(dtype="float64", na_value=np.nan)[tv.pos]
-    ts_all = frame["timestamp_s"].to_numpy(dtype="float64", na_value=np.nan)
-    line_all = frame["line"].to_numpy(dtype="float64", na_value=np.inf)
+    tpid = floats(frame["pid"].iloc[tv.pos])
+    ts_all = floats(frame["timestamp_s"])
+    line_all = floats(frame["line"], np.inf)
     # each reported call's successor in its thread: the timed calls of those threads sorted by
     # (pid, timestamp_s, line), missing timestamps last; a call without pid has no thread to follow
     tcode, uniq = pd.factorize(tpid, use_na_sentinel=True)  # thread codes (hash, no sort); no pid: -1
