@@ -78,7 +78,7 @@ def _checksum(a: np.ndarray) -> tuple[Any, ...]:
     if a.dtype == object:
         view = memoryview((ctypes.c_char * a.nbytes).from_address(a.ctypes.data))
         return (a.dtype.str, a.shape, zlib.crc32(view))
-    return (a.dtype.str, a.shape, zlib.crc32(a.reshape(-1).view(np.uint8)))
+    return (a.dtype.str, a.shape, zlib.crc32(a.reshape(-1).view(np.uint8).data))
 
 
 def arrow_values(values: object) -> Any | None:
@@ -184,7 +184,7 @@ class Derived:
         fp = (len(self.frame), tuple(cols), *(self._fp(c) for c in cols))
         hit = self._store.get(key)
         if hit is not None and hit[0] == fp:
-            return hit[1]  # type: ignore[no-any-return]
+            return hit[1]
         value = compute()
         self._store[key] = (fp, value)
         return value
@@ -194,7 +194,7 @@ class Derived:
         """Boolean numpy mask: ``frame[col] == value`` (missing: False), on the codes when categorical."""
         s = self.frame[col]
         if isinstance(s.dtype, pd.CategoricalDtype):
-            at = s.cat.categories.get_indexer([value])[0]
+            at = s.cat.categories.get_indexer(pd.Index([value]))[0]
             codes = np.asarray(s.array.codes)
             return codes == at if at >= 0 else np.zeros(len(s), dtype=bool)
         return s.eq(value).to_numpy(dtype=bool, na_value=False)
@@ -268,8 +268,9 @@ def group_by_code(values: np.ndarray, codes: np.ndarray, n: int) -> Any:
     The codes become a categorical grouper (pandas uses them as they are); groups
     come out in code order and only observed codes appear.
     """
-    small = codes.astype(np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
-    by = pd.Categorical.from_codes(small, categories=pd.RangeIndex(n))
+    small: np.ndarray[Any, np.dtype[np.integer[Any]]] = codes.astype(
+        np.int16 if n < 2**15 else np.int32 if n < 2**31 else np.int64)
+    by = pd.Series(pd.Categorical.from_codes(small, categories=pd.RangeIndex(n)))
     return pd.Series(values).groupby(by, observed=True, sort=True)
 
 

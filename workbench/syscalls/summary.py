@@ -8,6 +8,7 @@ errno is an error.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -142,8 +143,8 @@ def group_syscalls(frame: pd.DataFrame, keep: Iterable[str] = (), other: str = "
     cats = [*wanted, other]
     at = {n: i for i, n in enumerate(cats)}
     lut = np.array([at.get(str(n), len(wanted)) for n in c.names] + [-1], dtype=np.int32)
-    codes = lut[c.codes]
-    return frame.assign(syscall=pd.Categorical.from_codes(codes, categories=cats))
+    codes: np.ndarray[Any, np.dtype[np.int32]] = lut[c.codes]
+    return frame.assign(syscall=pd.Categorical.from_codes(codes, categories=pd.Index(cats)))
 
 
 def parse_summary_table(lines: list[str]) -> pd.DataFrame:

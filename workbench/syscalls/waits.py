@@ -30,7 +30,15 @@ from ..errors import UsageError
 from ..schema import Column, Schema, requires
 from ..sources import Source
 from ..verdicts import Decision, decide
-from ._derived import ALWAYS_IDLE, FD_READS, Derived, floats, group_by_code, group_order_stats, name_mask
+from ._derived import (
+    ALWAYS_IDLE,
+    FD_READS,
+    Derived,
+    floats,
+    group_by_code,
+    group_order_stats,
+    name_mask,
+)
 
 __all__ = [
     "ALWAYS_IDLE",
@@ -65,7 +73,7 @@ def classify_waits(frame: pd.DataFrame) -> pd.Series:
     der = Derived(frame)
     codes = np.where(der.idle(), 0, 1).astype(np.int8)
     codes[~der.is_call()] = -1
-    return pd.Series(pd.Categorical.from_codes(codes, categories=["idle", "kernel"]), index=frame.index,
+    return pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(["idle", "kernel"])), index=frame.index,
                      name="wait_class")
 
 
