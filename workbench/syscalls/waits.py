@@ -15,6 +15,12 @@ to a file, ``fsync``…) are the ones whose duration is cost. This module
   by class (:func:`wait_summary`).
 
 Durations come from strace ``-T`` (``duration_s``); rows without one are ignored.
+
+Every analysis works on the syscall's categorical codes and numpy arrays: the
+class of each call, the counted calls with a duration and their codes are
+derived once per frame and shared by the analyses that follow (see
+``_derived``); argument text is read only for the calls that may wait on an fd,
+and a top-n or a bound selects positions before it takes the few rows shown.
 """
 from __future__ import annotations
 
