@@ -7,11 +7,15 @@ errno is an error.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from ..errors import UsageError
 from ..schema import SideTable, requires, validate
+from ._derived import Derived, floats, group_by_code, group_order_stats
 from ._schema import SUMMARY_SCHEMA
 
 
@@ -19,7 +23,22 @@ def counted_calls(frame: pd.DataFrame) -> np.ndarray:
     """Boolean numpy mask of the rows strace's -c counts (calls that returned: kind
     "call" and a return other than a bare ``?``)."""
     requires(frame, "kind", "ret_text")
-    return (frame["kind"] == "call").to_numpy() & (frame["ret_text"] != "?").fillna(False).to_numpy()
+    return Derived(frame).counted().copy()
+
+
+def _counted_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Syscall names, and the positions and codes of the counted calls that have a syscall."""
+    der = Derived(frame)
+    c = der.codes()
+    pos = np.flatnonzero(der.counted() & (c.codes >= 0))
+    return c.names, pos, c.codes[pos]
+
+
+def _has_errno(frame: pd.DataFrame, pos: np.ndarray) -> np.ndarray:
+    s = frame["errno"]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return np.asarray(s.array.codes)[pos] >= 0
+    return s.notna().to_numpy(dtype=bool)[pos]
 
 
 def strace_counts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -28,15 +47,13 @@ def strace_counts(frame: pd.DataFrame) -> pd.DataFrame:
     Columns: syscall (str), calls (int64), errors (int64).
     """
     requires(frame, "kind", "ret_text", "syscall", "errno")
-    m = counted_calls(frame)
-    sub = pd.DataFrame({
-        "syscall": frame["syscall"].astype(object).to_numpy()[m],
-        "error": frame["errno"].notna().to_numpy()[m],
-    })
-    g = sub.groupby("syscall", sort=True)["error"].agg(["size", "sum"])
-    out = pd.DataFrame({"syscall": g.index.astype(object), "calls": g["size"].astype("int64").to_numpy(),
-                        "errors": g["sum"].astype("int64").to_numpy()})
-    return out.reset_index(drop=True)
+    names, pos, code = _counted_codes(frame)
+    calls = np.bincount(code, minlength=len(names))
+    errors = np.bincount(code, weights=_has_errno(frame, pos), minlength=len(names))
+    present = np.flatnonzero(calls)
+    out = pd.DataFrame({"syscall": pd.Index(names[present], dtype=object), "calls": calls[present].astype("int64"),
+                        "errors": errors[present].astype("int64")})
+    return out.sort_values("syscall", kind="stable").reset_index(drop=True)
 
 
 def syscall_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -47,24 +64,28 @@ def syscall_summary(frame: pd.DataFrame) -> pd.DataFrame:
     Durations come from -T (``duration_s``); NaN when the trace has none.
     """
     requires(frame, "kind", "ret_text", "syscall", "errno", "duration_s")
-    m = counted_calls(frame)
-    sub = pd.DataFrame({
-        "syscall": frame["syscall"].astype(object).to_numpy()[m],
-        "error": frame["errno"].notna().to_numpy()[m],
-        "d": frame["duration_s"].to_numpy()[m],
+    names, pos, code = _counted_codes(frame)
+    d = floats(frame["duration_s"])[pos]
+    calls = np.bincount(code, minlength=len(names))
+    errors = np.bincount(code, weights=_has_errno(frame, pos), minlength=len(names))
+    present = np.flatnonzero(calls)
+    timed = ~np.isnan(d)
+    g = group_by_code(d[timed], code[timed], len(names))
+    median, (p99,) = group_order_stats(d[timed], code[timed], len(names), (0.99,))
+    stats = pd.DataFrame({
+        "total_s": g.sum(),
+        "mean_s": g.mean(),
+        "max_s": g.max(),
     })
-    g = sub.groupby("syscall", sort=True)
-    out = pd.DataFrame({
-        "calls": g.size().astype("int64"),
-        "errors": g["error"].sum().astype("int64"),
-        "total_s": g["d"].sum(min_count=1),
-        "mean_s": g["d"].mean(),
-        "median_s": g["d"].median(),
-        "p99_s": g["d"].quantile(0.99),
-        "max_s": g["d"].max(),
-    })
-    out.index = out.index.astype(object)
-    out = out.rename_axis("syscall").reset_index()
+    stats.index = np.asarray(stats.index, dtype=np.int64)
+    stats = stats.reindex(present)
+    out = pd.DataFrame({"syscall": names[present].astype(object), "calls": calls[present].astype("int64"),
+                        "errors": errors[present].astype("int64")})
+    out["total_s"] = stats["total_s"].to_numpy(dtype=float)
+    out["mean_s"] = stats["mean_s"].to_numpy(dtype=float)
+    out["median_s"] = median[present]
+    out["p99_s"] = p99[present]
+    out["max_s"] = stats["max_s"].to_numpy(dtype=float)
     out["syscall"] = out["syscall"].astype(object)
     out = out.sort_values(["total_s", "calls", "syscall"], ascending=[False, False, True],
                           na_position="last", kind="stable").reset_index(drop=True)
@@ -84,22 +105,46 @@ def duration_histogram(frame: pd.DataFrame, bins_per_decade: int = 10, min_s: fl
         raise UsageError(f"duration_histogram(min_s={min_s!r}, max_s={max_s!r}): expected 0 < min_s < max_s")
     if bins_per_decade < 1:
         raise UsageError(f"duration_histogram(bins_per_decade={bins_per_decade!r}): expected at least 1")
-    m = counted_calls(frame) & frame["duration_s"].notna().to_numpy()
-    names = frame["syscall"].astype(object).to_numpy()[m]
-    d = frame["duration_s"].to_numpy()[m]
+    tv = Derived(frame).timed()
     decades = np.log10(max_s) - np.log10(min_s)
     edges = np.logspace(np.log10(min_s), np.log10(max_s), int(round(decades * bins_per_decade)) + 1)
-    idx = np.clip(np.searchsorted(edges, d, side="right") - 1, 0, len(edges) - 2)
-    wanted = sorted(set(names)) if syscalls is None else list(syscalls)
-    rows = []
-    for s in wanted:
-        counts = np.bincount(idx[names == s], minlength=len(edges) - 1)
-        rows.append(pd.DataFrame({"syscall": s, "bin_lo_s": edges[:-1], "bin_hi_s": edges[1:],
-                                  "count": counts.astype("int64")}))
-    if not rows:
+    nb = len(edges) - 1
+    has = tv.code >= 0
+    idx = np.clip(np.searchsorted(edges, tv.dur[has], side="right") - 1, 0, nb - 1)
+    # one 2-D bincount: (syscall code, bin)
+    counts = np.bincount(tv.code[has].astype(np.int64) * nb + idx, minlength=len(tv.names) * nb).reshape(-1, nb)
+    at = {str(n): i for i, n in enumerate(tv.names)}
+    if syscalls is None:
+        wanted = sorted({str(tv.names[c]) for c in np.unique(tv.code[has])})
+    else:
+        wanted = list(syscalls)
+    if not wanted:
         return pd.DataFrame({"syscall": pd.Series(dtype=object), "bin_lo_s": pd.Series(dtype=float),
                              "bin_hi_s": pd.Series(dtype=float), "count": pd.Series(dtype="int64")})
-    return pd.concat(rows, ignore_index=True)
+    zero = np.zeros(nb, dtype=np.int64)
+    rows = [counts[at[str(s)]] if str(s) in at else zero for s in wanted]
+    return pd.DataFrame({"syscall": np.repeat(np.asarray(wanted, dtype=object), nb),
+                         "bin_lo_s": np.tile(edges[:-1], len(wanted)), "bin_hi_s": np.tile(edges[1:], len(wanted)),
+                         "count": np.concatenate(rows).astype("int64")})
+
+
+def group_syscalls(frame: pd.DataFrame, keep: Iterable[str] = (), other: str = "all syscalls") -> pd.DataFrame:
+    """``frame`` with every syscall name not in ``keep`` replaced by ``other`` (rows without a syscall keep none).
+
+    For histograms and peaks of pooled calls: ``group_syscalls(trace)`` pools all
+    calls under one name, ``group_syscalls(trace, ["futex"], "all other
+    syscalls")`` keeps futex apart. The syscall column becomes a categorical
+    (kept names, then ``other``); the other columns are shared with ``frame``
+    (copy-on-write), nothing else is copied.
+    """
+    requires(frame, "syscall")
+    c = Derived(frame).codes()
+    wanted = sorted({str(n) for n in keep} & {str(n) for n in c.names} - {other})
+    cats = [*wanted, other]
+    at = {n: i for i, n in enumerate(cats)}
+    lut = np.array([at.get(str(n), len(wanted)) for n in c.names] + [-1], dtype=np.int32)
+    codes: np.ndarray[Any, np.dtype[np.int32]] = lut[c.codes]
+    return frame.assign(syscall=pd.Categorical.from_codes(codes, categories=pd.Index(cats)))
 
 
 def parse_summary_table(lines: list[str]) -> pd.DataFrame:

@@ -15,6 +15,12 @@ to a file, ``fsync``…) are the ones whose duration is cost. This module
   by class (:func:`wait_summary`).
 
 Durations come from strace ``-T`` (``duration_s``); rows without one are ignored.
+
+Every analysis works on the syscall's categorical codes and numpy arrays: the
+class of each call, the counted calls with a duration and their codes are
+derived once per frame and shared by the analyses that follow (see
+``_derived``); argument text is read only for the calls that may wait on an fd,
+and a top-n or a bound selects positions before it takes the few rows shown.
 """
 from __future__ import annotations
 
@@ -30,7 +36,15 @@ from ..errors import UsageError
 from ..schema import Column, Schema, requires
 from ..sources import Source
 from ..verdicts import Decision, decide
-from .summary import counted_calls
+from ._derived import (
+    ALWAYS_IDLE,
+    FD_READS,
+    Derived,
+    floats,
+    group_by_code,
+    group_order_stats,
+    name_mask,
+)
 
 __all__ = [
     "ALWAYS_IDLE",
@@ -51,25 +65,6 @@ __all__ = [
     "wait_summary",
 ]
 
-#: calls that only wait (for a futex word, fd readiness, a timer, a child or a signal)
-ALWAYS_IDLE = frozenset({
-    "futex", "futex_waitv", "poll", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2",
-    "select", "pselect6", "_newselect", "nanosleep", "clock_nanosleep", "pause",
-    "rt_sigsuspend", "rt_sigtimedwait", "sigsuspend", "wait4", "waitid", "accept", "accept4",
-    "io_getevents", "io_pgetevents", "restart_syscall", "msgrcv", "semtimedop", "mq_timedreceive",
-})
-#: calls that wait only when their fd is a socket or a pipe (a read of a file is kernel work)
-FD_READS = frozenset({
-    "read", "readv", "recvfrom", "recvmsg", "recvmmsg", "recv", "preadv", "preadv2",
-    "connect", "write", "writev", "sendto", "sendmsg", "sendmmsg",
-})
-#: first argument annotated by -y/-yy as a socket or pipe: 3<socket:[123]>, 4<pipe:[9]>, 5<TCP:[…]>
-_WAITABLE_FD = re.compile(
-    r"^\s*-?\d+<(?:socket:|pipe:|TCP|TCPv6|UDP|UDPv6|UNIX|UNIX-STREAM|UNIX-DGRAM|NETLINK|anon_inode:\[eventfd\]"
-    r"|anon_inode:\[signalfd\]|anon_inode:\[timerfd\]|/dev/pts/|/dev/tty)"
-)
-
-
 def classify_waits(frame: pd.DataFrame) -> pd.Series:
     """``"idle"`` or ``"kernel"`` for every row of a read_strace frame (NaN for non-call rows).
 
@@ -81,37 +76,41 @@ def classify_waits(frame: pd.DataFrame) -> pd.Series:
     Returns a categorical Series aligned with ``frame``.
     """
     requires(frame, "kind", "syscall", "args")
-    name = frame["syscall"].astype(object)
-    is_call = (frame["kind"] == "call") | (frame["kind"] == "unfinished")
-    idle = name.isin(ALWAYS_IDLE).to_numpy().copy()
-    fdcalls = name.isin(FD_READS).to_numpy()
-    if fdcalls.any():
-        sub = pd.Series(frame["args"].astype(object).to_numpy()[fdcalls], dtype=object)
-        idle[fdcalls] = sub.str.match(_WAITABLE_FD).fillna(False).to_numpy(dtype=bool)
-    out = np.where(idle, "idle", "kernel").astype(object)
-    out[~is_call.to_numpy(dtype=bool)] = None
-    return pd.Series(pd.Categorical(out, categories=["idle", "kernel"]), index=frame.index, name="wait_class")
+    der = Derived(frame)
+    codes = np.where(der.idle(), 0, 1).astype(np.int8)
+    codes[~der.is_call()] = -1
+    return pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(["idle", "kernel"])), index=frame.index,
+                     name="wait_class")
 
 
 #: the columns of a read_strace frame the timed-call analyses read
 _TIMED = ("kind", "ret_text", "syscall", "args", "duration_s", "pid", "timestamp_s", "line")
+_CLASS_NAMES = np.array(["idle", "kernel"], dtype=object)
 
 
-def _timed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Counted calls with a duration: syscall, duration_s, wait_class, pid, timestamp_s, args, line."""
-    m = counted_calls(frame) & frame["duration_s"].notna().to_numpy()
-    cls = classify_waits(frame)
-    sub = pd.DataFrame({
-        "syscall": frame["syscall"].astype(object).to_numpy()[m],
-        "duration_s": frame["duration_s"].to_numpy(dtype=float)[m],
-        "wait_class": cls.astype(object).to_numpy()[m],
-        "pid": frame["pid"].to_numpy()[m],
-        "timestamp_s": frame["timestamp_s"].to_numpy()[m],
-        "args": frame["args"].astype(object).to_numpy()[m],
-        "ret_text": frame["ret_text"].astype(object).to_numpy()[m],
-        "line": frame["line"].to_numpy()[m],
-    })
-    return sub
+def _text_like_table(out: pd.DataFrame, any_timed: bool) -> pd.DataFrame:
+    """An empty selection keeps the text dtype pandas infers for the table of all timed calls."""
+    if len(out) == 0 and any_timed:
+        text = pd.Series(["x"]).dtype  # the default string dtype of this pandas
+        for c in out.columns:
+            if out[c].dtype == object:
+                out[c] = out[c].astype(text)
+    return out
+
+
+def _rows(frame: pd.DataFrame, pos: np.ndarray, columns: Sequence[str]) -> dict[str, np.ndarray]:
+    """The values of ``columns`` at row positions ``pos`` (text columns as Python objects, like ``astype(object)``)."""
+    out: dict[str, np.ndarray] = {}
+    for c in columns:
+        full = frame[c]
+        s = full.iloc[pos]
+        if c in ("args", "ret_text"):
+            out[c] = s.astype(object).to_numpy()
+        elif isinstance(s.dtype, pd.api.extensions.ExtensionDtype) and s.dtype.kind in "iu" and full.hasnans:
+            out[c] = s.to_numpy(dtype="float64", na_value=np.nan)  # as the whole column's to_numpy() reads
+        else:
+            out[c] = s.to_numpy()
+    return out
 
 
 # ----------------------------------------------------------------------------- peaks
@@ -199,22 +198,36 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
         raise UsageError(f"duration_peaks(bins_per_decade={bins_per_decade!r}): expected at least 1")
     from scipy import stats
 
-    timed = _timed(frame)
-    names = sorted(set(timed["syscall"])) if syscalls is None else list(syscalls)
+    der = Derived(frame)
+    tv = der.timed()
+    # one pass: the calls in [min_s, max_s) grouped by syscall code (a stable sort of the codes)
+    keep = np.flatnonzero((tv.dur >= min_s) & (tv.dur < max_s))
+    kcode = tv.code[keep]
+    order = np.argsort(kcode, kind="stable")
+    kcode = kcode[order]
+    kdur = tv.dur[keep][order]
+    kidle = der.timed_idle()[keep][order]
+    bounds = np.searchsorted(kcode, np.arange(len(tv.names) + 1), side="left")
+    at = {str(n): i for i, n in enumerate(tv.names)}
+    if syscalls is None:
+        present = np.unique(tv.code)
+        names = sorted({str(tv.names[c]) for c in present[present >= 0]})
+    else:
+        names = list(syscalls)
     n_edges = int(round((math.log10(max_s) - math.log10(min_s)) * bins_per_decade)) + 1
     step = 1.0 / bins_per_decade
     # two grids, the second shifted by half a bin: calls clustered within half a bin width lie in one bin of one grid
     grids = [np.logspace(math.log10(min_s), math.log10(max_s), n_edges),
              np.logspace(math.log10(min_s) - step / 2, math.log10(max_s) + step / 2, n_edges + 1)]
-    nbins = grids[0].size - 1
     threshold = alpha / sum(g.size - 1 for g in grids)
     pad = 10 ** (pad_bins * step)
     peaks: list[DurationPeak] = []
     for name in names:
-        sub = timed[timed["syscall"] == name]
-        d = sub["duration_s"].to_numpy()
-        keep = (d >= min_s) & (d < max_s)
-        d, sub = d[keep], sub[keep]
+        code = at.get(str(name))
+        if code is None:
+            continue
+        d = kdur[bounds[code]:bounds[code + 1]]
+        classes = kidle[bounds[code]:bounds[code + 1]]
         if d.size < min_count:
             continue
         windows: list[list[float]] = []
@@ -238,7 +251,6 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
                 merged[-1][1] = max(merged[-1][1], hi)
             else:
                 merged.append([lo, hi])
-        classes = sub["wait_class"].to_numpy()
         edges0, bg0 = dens[0]
         for lo_s, hi_s in merged:
             lo_s, hi_s = max(lo_s, min_s), min(hi_s, max_s)
@@ -250,13 +262,12 @@ def duration_peaks(frame: pd.DataFrame, syscalls: Iterable[str] | None = None, *
             width_bins = math.log10(hi_s / lo_s) * bins_per_decade
             background = float(per_bin.mean() * width_bins) if per_bin.size else background_floor * width_bins
             p = float(stats.poisson.sf(count - 1, background))
-            cls = pd.Series(classes[inside]).mode()
+            n_idle = int(classes[inside].sum())
             peaks.append(DurationPeak(
                 syscall=str(name), location_s=float(np.median(d[inside])), low_s=lo_s, high_s=hi_s,
                 count=count, background=background,
                 ratio=count / background if background > 0 else math.inf, p_value=p,
-                wait_class=str(cls.iloc[0]) if len(cls) else "kernel"))
-    del nbins
+                wait_class="idle" if count and 2 * n_idle >= count else "kernel"))
     return tuple(sorted(peaks, key=lambda pk: (pk.syscall, pk.location_s)))
 
 
@@ -282,22 +293,31 @@ def calls_exceeding(frame: pd.DataFrame, threshold_s: float, *, exclude: Iterabl
     ``exclude`` drops syscalls by name (e.g. ``["futex"]`` to ask "what else?").
     """
     requires(frame, *_TIMED)
-    timed = _timed(frame)
-    timed = timed[~timed["syscall"].isin(list(exclude))]
-    allc = timed.groupby(["syscall", "wait_class"]).size().rename("calls")
-    over = timed[timed["duration_s"] > threshold_s]
+    der = Derived(frame)
+    tv = der.timed()
+    # one integer key per (syscall, class): code * 2 + (0 idle, 1 kernel)
+    key = tv.code.astype(np.int64) * 2 + ~der.timed_idle()
+    keep = ~name_mask(tv.names, exclude)[tv.code]
+    allc = np.bincount(key[keep & (tv.code >= 0)], minlength=2 * len(tv.names))
+    over = np.flatnonzero(keep & (tv.dur > threshold_s) & (tv.code >= 0))
     cols = ["syscall", "wait_class", "calls_over", "calls", "max_ms", "median_over_ms", "total_over_s"]
-    if over.empty:
+    if over.size == 0:
         return pd.DataFrame({c: pd.Series(dtype=object if c in ("syscall", "wait_class") else float)
                              for c in cols})
-    g = over.groupby(["syscall", "wait_class"])["duration_s"]
+    g = group_by_code(tv.dur[over], key[over], 2 * len(tv.names))
+    k = np.asarray(g.size().index, dtype=np.int64)
+    median, _ = group_order_stats(tv.dur[over], key[over], 2 * len(tv.names))
     out = pd.DataFrame({
-        "calls_over": g.size().astype("int64"),
-        "max_ms": 1e3 * g.max(),
-        "median_over_ms": 1e3 * g.median(),
-        "total_over_s": g.sum(),
-    }).join(allc)
-    out = out.reset_index()[cols].sort_values("max_ms", ascending=False, kind="stable")
+        "syscall": tv.names[k // 2].astype(object),
+        "wait_class": _CLASS_NAMES[k % 2],
+        "calls_over": g.size().astype("int64").to_numpy(),
+        "calls": allc[k].astype("int64"),
+        "max_ms": 1e3 * g.max().to_numpy(),
+        "median_over_ms": 1e3 * median[k],
+        "total_over_s": g.sum().to_numpy(),
+    })
+    out = out.sort_values(["syscall", "wait_class"], kind="stable")[cols]
+    out = out.sort_values("max_ms", ascending=False, kind="stable")
     return out.reset_index(drop=True)
 
 
@@ -310,13 +330,34 @@ def slowest_calls(frame: pd.DataFrame, n: int = 10, *, exclude: Iterable[str] = 
     requires(frame, *_TIMED)
     if wait_class not in (None, "idle", "kernel"):
         raise UsageError(f"slowest_calls(wait_class={wait_class!r}): expected 'idle', 'kernel' or None")
-    timed = _timed(frame)
-    timed = timed[~timed["syscall"].isin(list(exclude))]
+    der = Derived(frame)
+    tv = der.timed()
+    keep = ~name_mask(tv.names, exclude)[tv.code]
+    idle = der.timed_idle()
     if wait_class is not None:
-        timed = timed[timed["wait_class"] == wait_class]
-    top = timed.nlargest(n, "duration_s").copy()
-    top.insert(2, "duration_ms", 1e3 * top.pop("duration_s"))
-    return top.reset_index(drop=True)
+        keep &= idle if wait_class == "idle" else ~idle
+    cand = np.flatnonzero(keep)
+    n = max(int(n), 0)
+    if n == 0:
+        cand = cand[:0]
+    elif n < cand.size:
+        # the n-th largest duration, then every call above it and the first calls (in frame order) equal to it
+        dur = tv.dur[cand]
+        kth = np.partition(dur, dur.size - n)[dur.size - n]
+        above = cand[dur > kth]
+        ties = cand[dur == kth][: n - above.size]
+        cand = np.sort(np.concatenate([above, ties]))
+    order = np.lexsort((cand, -tv.dur[cand]))  # longest first, ties in frame order
+    top = cand[order]
+    pos = tv.pos[top]
+    rows = _rows(frame, pos, ["pid", "timestamp_s", "args", "ret_text", "line"])
+    out = pd.DataFrame({
+        "syscall": tv.names[tv.code[top]].astype(object),
+        "wait_class": _CLASS_NAMES[(~idle[top]).astype(np.int64)],
+        "duration_ms": 1e3 * tv.dur[top],
+        **rows,
+    })
+    return _text_like_table(out, tv.pos.size > 0)
 
 
 def wait_summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -325,12 +366,19 @@ def wait_summary(frame: pd.DataFrame) -> pd.DataFrame:
     Sorted by class (idle first) then total time descending.
     """
     requires(frame, *_TIMED)
-    timed = _timed(frame)
-    total = float(timed["duration_s"].sum())
-    g = timed.groupby(["wait_class", "syscall"])["duration_s"]
-    out = pd.DataFrame({"calls": g.size().astype("int64"), "total_s": g.sum(), "max_ms": 1e3 * g.max()})
+    der = Derived(frame)
+    tv = der.timed()
+    total = float(pd.Series(tv.dur).sum())
+    has = tv.code >= 0
+    key = tv.code.astype(np.int64)[has] * 2 + ~der.timed_idle()[has]
+    g = group_by_code(tv.dur[has], key, 2 * len(tv.names))
+    k = np.asarray(g.size().index, dtype=np.int64)
+    out = pd.DataFrame({"wait_class": _CLASS_NAMES[k % 2], "syscall": tv.names[k // 2].astype(object),
+                        "calls": g.size().astype("int64").to_numpy(), "total_s": g.sum().to_numpy(),
+                        "max_ms": 1e3 * g.max().to_numpy()})
     out["share"] = out["total_s"] / total if total > 0 else math.nan
-    out = out.reset_index()[["wait_class", "syscall", "calls", "total_s", "share", "max_ms"]]
+    out = out.sort_values(["wait_class", "syscall"], kind="stable")[
+        ["wait_class", "syscall", "calls", "total_s", "share", "max_ms"]]
     return out.sort_values(["wait_class", "total_s"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
 
@@ -454,9 +502,11 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
     """
     requires(frame, *_TIMED)
     requires(log, "start_s", "wait_ms")
-    timed = _timed(frame)
-    long = timed[(timed["syscall"] == syscall) & (timed["duration_s"] >= min_s)]
-    long = long[["timestamp_s", "duration_s", "pid", "line"]].reset_index(drop=True)
+    tv = Derived(frame).timed()
+    sel = np.flatnonzero(name_mask(tv.names, [syscall])[tv.code] & (tv.dur >= min_s))
+    rows = _rows(frame, tv.pos[sel], ["timestamp_s", "pid", "line"])
+    long = pd.DataFrame({"timestamp_s": rows["timestamp_s"], "duration_s": tv.dur[sel], "pid": rows["pid"],
+                         "line": rows["line"]})
     lg = log.reset_index(drop=True)
     if lg.empty or long.empty:
         long = long.assign(log_row=np.full(len(long), -1, dtype=np.int64), wait_ms=np.nan)
@@ -478,7 +528,13 @@ def match_waits(frame: pd.DataFrame, log: pd.DataFrame, *, syscall: str = "futex
     ts = long["timestamp_s"].to_numpy(dtype=float)
     row = np.full(len(long), -1, dtype=np.int64)
     taken = np.zeros(len(lg), dtype=bool)
-    for i, t in enumerate(ts):
+    # only calls inside some logged interval can match: find them at once, then match those in order
+    by_start = np.argsort(starts - slack_s, kind="stable")
+    lo_sorted = (starts - slack_s)[by_start]
+    reach = np.maximum.accumulate(np.where(np.isnan(ends[by_start]), -np.inf, ends[by_start] + slack_s))
+    j = np.searchsorted(lo_sorted, ts, side="right") - 1
+    covered = np.flatnonzero((j >= 0) & (reach[np.maximum(j, 0)] >= ts))
+    for i, t in zip(covered, ts[covered], strict=True):
         hit = np.flatnonzero((starts - slack_s <= t) & (t <= ends + slack_s) & ~taken)
         if hit.size:
             row[i] = hit[0]
@@ -577,17 +633,51 @@ def long_waits(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ()
     answered a request after the wait).
     """
     requires(frame, *_TIMED)
-    t = _timed(frame)
-    t = t.sort_values(["pid", "timestamp_s", "line"], kind="stable").reset_index(drop=True)
-    same_pid = t["pid"].to_numpy() == np.roll(t["pid"].to_numpy(), -1)
-    same_call = t["syscall"].to_numpy() == np.roll(t["syscall"].to_numpy(), -1)
-    same_pid[-1:] = False
-    loop = same_pid & same_call & (t["wait_class"].to_numpy() == "idle")
-    t["role"] = np.where(loop, "loop", "one-off")
-    out = t[(t["duration_s"] >= min_s) & ~t["syscall"].isin(list(exclude))].copy()
-    out.insert(2, "duration_ms", 1e3 * out.pop("duration_s"))
-    return out.drop(columns=["ret_text"]).sort_values("duration_ms", ascending=False, kind="stable").reset_index(
-        drop=True)
+    der = Derived(frame)
+    tv = der.timed()
+    idle = der.timed_idle()
+    excluded = name_mask(tv.names, exclude)[tv.code]
+    cand = np.flatnonzero((tv.dur >= min_s) & ~excluded)  # the calls reported
+    tpid = floats(frame["pid"].iloc[tv.pos])
+    ts_all = floats(frame["timestamp_s"])
+    line_all = floats(frame["line"], np.inf)
+    # each reported call's successor in its thread: the timed calls of those threads sorted by
+    # (pid, timestamp_s, line), missing timestamps last; a call without pid has no thread to follow
+    tcode, uniq = pd.factorize(tpid, use_na_sentinel=True)  # thread codes (hash, no sort); no pid: -1
+    wanted = np.zeros(len(uniq) + 1, dtype=bool)
+    wanted[tcode[cand]] = True
+    wanted[-1] = False
+    rel = np.flatnonzero(wanted[tcode])
+    pcode = tcode[rel].astype(np.uint16 if len(uniq) < 2**16 else np.int64)  # small ints: a radix sort
+    ts = ts_all[tv.pos[rel]]
+    ts = np.where(np.isnan(ts), np.inf, ts)
+    line = line_all[tv.pos[rel]]
+    order = np.argsort(pcode, kind="stable")
+    same = pcode[order][1:] == pcode[order][:-1]
+    t_o, l_o = ts[order], line[order]
+    in_order = (t_o[1:] > t_o[:-1]) | ((t_o[1:] == t_o[:-1]) & (l_o[1:] >= l_o[:-1]))
+    if not in_order[same].all():  # not in time order within each thread: sort properly
+        order = np.lexsort((line, ts, pcode))
+        same = pcode[order][1:] == pcode[order][:-1]
+    seq = rel[order]
+    nxt = np.full(tv.pos.size, -1, dtype=np.int64)
+    nxt[seq[:-1]] = np.where(same, seq[1:], -1)
+    after = nxt[cand]
+    loop = (after >= 0) & (tv.code[np.maximum(after, 0)] == tv.code[cand]) & idle[cand]
+    # the reported calls in (pid, timestamp_s, line) order, then longest first
+    cts = ts_all[tv.pos[cand]]
+    key = np.lexsort((line_all[tv.pos[cand]], np.where(np.isnan(cts), np.inf, cts),
+                      np.where(np.isnan(tpid[cand]), np.inf, tpid[cand])))
+    key = key[np.argsort(-tv.dur[cand][key], kind="stable")]
+    top, role = cand[key], loop[key]
+    rows = _rows(frame, tv.pos[top], ["pid", "timestamp_s", "args", "line"])
+    return _text_like_table(pd.DataFrame({
+        "syscall": tv.names[tv.code[top]].astype(object),
+        "wait_class": _CLASS_NAMES[(~idle[top]).astype(np.int64)],
+        "duration_ms": 1e3 * tv.dur[top],
+        "pid": rows["pid"], "timestamp_s": rows["timestamp_s"], "args": rows["args"], "line": rows["line"],
+        "role": np.where(role, "loop", "one-off"),
+    }), tv.pos.size > 0)
 
 
 def other_long_calls(frame: pd.DataFrame, min_s: float, *, exclude: Iterable[str] = ("futex",)) -> Decision:
