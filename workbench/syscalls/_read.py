@@ -219,8 +219,21 @@ def _seconds(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _strings(arr: pa.Array) -> pd.Series:
-    return pa.chunked_array([arr]).to_pandas()
+#: the dtype of the text columns: pandas' "str" (Arrow large_string storage, NaN as the missing value)
+TEXT_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
+
+
+def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
+    """A text column over Arrow ``large_string`` data (no copy, no Python objects): ``TEXT_DTYPE``."""
+    if isinstance(arr, pa.Array):
+        arr = pa.chunked_array([arr], type=arr.type)
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    return pd.arrays.ArrowStringArray(arr, dtype=TEXT_DTYPE)
+
+
+def _strings(arr: pa.Array) -> pd.api.extensions.ExtensionArray:
+    return text_array(arr)
 
 
 def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
@@ -228,7 +241,10 @@ def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
 
     Columns are taken out of ``raw`` one by one so each scanner buffer can be
     released as soon as its column exists; numeric columns are not copied again
-    by the DataFrame (``copy=False``: no block consolidation).
+    by the DataFrame (``copy=False``: no block consolidation), and the text
+    columns (args, ret_text, backtrace) stay the scanner's Arrow buffers
+    (``TEXT_DTYPE``: pandas' ``str`` dtype on Arrow storage), never Python
+    objects.
     """
     take = raw.pop
     data: dict[str, Any] = {}
