@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..arrow_frames import text_array
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
 from ..sources import (
@@ -217,19 +218,6 @@ def _seconds(values: np.ndarray) -> np.ndarray:
     out /= 1e9
     out[values == NA] = np.nan
     return out
-
-
-#: the dtype of the text columns: pandas' "str" (Arrow large_string storage, NaN as the missing value)
-TEXT_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
-
-
-def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
-    """A text column over Arrow ``large_string`` data (no copy, no Python objects): ``TEXT_DTYPE``."""
-    if isinstance(arr, pa.Array):
-        arr = pa.chunked_array([arr], type=arr.type)
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    return pd.arrays.ArrowStringArray(arr, dtype=TEXT_DTYPE)
 
 
 def _strings(arr: pa.Array) -> pd.api.extensions.ExtensionArray:
@@ -540,11 +528,15 @@ def _use_native(native: bool | None) -> bool:
     return bool(native)
 
 
+#: the package files whose code makes a frame (part of every cache key)
+_CODE = ("syscalls",)
+
+
 def _file_key(paths: list[Path], options: dict[str, Any]) -> Key:
     """The cache key of ``paths``: each file's content as the scanners read it (decompressed), in 4 MiB chunks."""
     from ..cache import Key
 
-    key = Key("strace", ("syscalls",), options)
+    key = Key("strace", _CODE, options)
     for path in paths:
         for chunk in _blocks(path, size=1 << 22):
             key.feed(chunk)
@@ -670,11 +662,15 @@ def read_strace(
     if cache:
         paths = [o for _, o in sources if isinstance(o, Path)]
         if len(paths) == len(sources):
-            from ..cache import Cache, Key
+            from ..cache import Cache, FileStats, Key
 
             store = Cache("strace", cache)
             key_options = {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]}
-            key = _file_key(paths, key_options).hexdigest()
+            stats = FileStats.of(paths)  # before any byte is read: see Cache.remember
+            key = store.recall(stats, _CODE, key_options)
+            if key is None:
+                key = _file_key(paths, key_options).hexdigest()
+                store.remember(stats, _CODE, key_options, key)
             hit = store.load(key)
             if hit is not None:
                 cached = rejects_of(hit).rows()
@@ -689,7 +685,7 @@ def read_strace(
     time_bases: set[str] = set()
     n_lines = 0
     # the entry is stored under the key of the bytes the scanners read, not of the lookup's read
-    parsed = Key("strace", ("syscalls",), key_options) if store is not None else None
+    parsed = Key("strace", _CODE, key_options) if store is not None else None
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
                            timestamps=timestamps, progress=progress, key=parsed)

@@ -1,0 +1,119 @@
+"""Pandas columns straight from Arrow data: no Python objects, text left in its Arrow buffers.
+
+Used where a frame is rebuilt from Arrow (a converted strace trace, a cache
+entry) and where a loader's text columns come as Arrow arrays:
+
+- :func:`text_array`: pandas' ``str`` dtype (:data:`TEXT_DTYPE`) over Arrow
+  ``large_string`` data, every chunk kept as it is (no copy);
+- :func:`categorical`: a Categorical with given (object) categories from a
+  string or dictionary column, codes mapped per chunk through the dictionary;
+- :func:`nullable_int`: a nullable ``Int64``/``Int32``… array from an Arrow
+  integer column (nulls become the mask);
+- :func:`runs`: a permutation as runs of consecutive source rows, so a column
+  can be reordered by slicing (no copy for Arrow, one ``memcpy`` per run for
+  numpy) instead of a gather over every row.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["TEXT_DTYPE", "categorical", "nullable_int", "numpy_column", "reorder", "runs", "text_array"]
+
+
+def _text_dtype() -> pd.StringDtype:
+    try:
+        return pd.StringDtype("pyarrow", na_value=np.nan)
+    except TypeError:  # pragma: no cover - pandas < 2.3 spells it "pyarrow_numpy"
+        return pd.StringDtype("pyarrow_numpy")  # type: ignore[arg-type]
+
+
+#: the dtype of text columns: pandas' ``str`` (Arrow ``large_string`` storage, NaN as the missing value)
+TEXT_DTYPE = _text_dtype()
+
+Runs = list[tuple[int, int]]
+
+
+def runs(order: np.ndarray, max_runs: int = 4096) -> Runs | None:
+    """``order`` (a permutation of source rows) as ``[(start, stop), ...]`` runs; None when it has more
+    than ``max_runs`` of them (a gather is then cheaper than many slices)."""
+    if len(order) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(order) != 1) + 1
+    if len(breaks) + 1 > max_runs:
+        return None
+    starts = np.concatenate([[0], breaks])
+    stops = np.concatenate([breaks, [len(order)]])
+    return [(int(order[a]), int(order[a]) + int(b - a)) for a, b in zip(starts, stops, strict=True)]
+
+
+def reorder(col: pa.ChunkedArray, order: np.ndarray | None, spans: Runs | None) -> pa.ChunkedArray:
+    """``col`` in ``order``: zero-copy slices when ``spans`` (its runs) is given, else one gather."""
+    if order is None:
+        return col
+    if spans is not None:
+        chunks = [c for a, b in spans for c in col.slice(a, b - a).chunks]
+        return pa.chunked_array(chunks, type=col.type)
+    return pa.chunked_array([col.combine_chunks().take(pa.array(order))], type=col.type)
+
+
+def _numpy_reorder(values: np.ndarray, order: np.ndarray | None, spans: Runs | None) -> np.ndarray:
+    if order is None:
+        return values
+    if spans is not None:
+        return np.concatenate([values[a:b] for a, b in spans]) if spans else values[:0]
+    return values[order]
+
+
+def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
+    """A :data:`TEXT_DTYPE` array over Arrow text (``large_string`` kept as is; other text types cast)."""
+    if isinstance(arr, pa.Array):
+        arr = pa.chunked_array([arr], type=arr.type)
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    return pd.arrays.ArrowStringArray(arr, dtype=TEXT_DTYPE)
+
+
+def categorical(col: pa.ChunkedArray, categories: list[str], order: np.ndarray | None = None,
+                spans: Runs | None = None) -> pd.Categorical:
+    """A Categorical over ``categories`` (object Index, in the given order) from a string or dictionary
+    column; ValueError when the column holds a value that is not a category."""
+    cats = pd.Index(categories, dtype=object)
+    parts = []
+    for chunk in col.chunks:
+        if not pa.types.is_dictionary(chunk.type):
+            chunk = chunk.dictionary_encode()
+        values = chunk.dictionary.to_pylist()
+        where = cats.get_indexer(pd.Index(values, dtype=object))
+        bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]  # a null value: missing
+        if bad:
+            raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
+        remap = np.append(where, -1).astype(np.int32)
+        idx = chunk.indices
+        if idx.null_count:
+            idx = idx.fill_null(-1)
+        parts.append(remap[idx.to_numpy().astype(np.int64, copy=False)])
+    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+    return pd.Categorical.from_codes(_numpy_reorder(codes, order, spans), categories=cats)
+
+
+def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64", order: np.ndarray | None = None,
+                 spans: Runs | None = None) -> pd.api.extensions.ExtensionArray:
+    """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask."""
+    np_dtype = pd.api.types.pandas_dtype(dtype).numpy_dtype
+    if col.null_count:
+        mask = _numpy_reorder(pc.is_null(col).to_numpy(), order, spans)
+        values = _numpy_reorder(col.fill_null(0).to_numpy().astype(np_dtype, copy=False), order, spans)
+    else:
+        values = _numpy_reorder(col.to_numpy().astype(np_dtype, copy=False), order, spans)
+        mask = np.zeros(len(values), dtype=bool)
+    return pd.arrays.IntegerArray(values, mask)
+
+
+def numpy_column(col: pa.ChunkedArray, order: np.ndarray | None = None, spans: Runs | None = None) -> np.ndarray:
+    """A plain numpy column (floats keep NaN; no nulls expected) in ``order``."""
+    return _numpy_reorder(col.to_numpy(), order, spans)
