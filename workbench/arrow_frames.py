@@ -9,9 +9,9 @@ entry) and where a loader's text columns come as Arrow arrays:
   string or dictionary column, codes mapped per chunk through the dictionary;
 - :func:`nullable_int`: a nullable ``Int64``/``Int32``… array from an Arrow
   integer column (nulls become the mask);
-- :func:`runs`: a permutation as runs of consecutive source rows, so a column
-  can be reordered by slicing (no copy for Arrow, one ``memcpy`` per run for
-  numpy) instead of a gather over every row.
+- :func:`runs` and :func:`reorder`: a permutation as runs of consecutive
+  source rows, so a column is reordered by zero-copy slices (before it is
+  converted) instead of a gather over every row.
 """
 from __future__ import annotations
 
@@ -56,15 +56,7 @@ def reorder(col: pa.ChunkedArray, order: np.ndarray | None, spans: Runs | None) 
     if spans is not None:
         chunks = [c for a, b in spans for c in col.slice(a, b - a).chunks]
         return pa.chunked_array(chunks, type=col.type)
-    return pa.chunked_array([col.combine_chunks().take(pa.array(order))], type=col.type)
-
-
-def _numpy_reorder(values: np.ndarray, order: np.ndarray | None, spans: Runs | None) -> np.ndarray:
-    if order is None:
-        return values
-    if spans is not None:
-        return np.concatenate([values[a:b] for a, b in spans]) if spans else values[:0]
-    return values[order]
+    return col.take(pa.array(order))
 
 
 def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
@@ -78,8 +70,7 @@ def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionAr
     return pd.arrays.ArrowStringArray(arr, dtype=TEXT_DTYPE)
 
 
-def categorical(col: pa.ChunkedArray, categories: list[str], order: np.ndarray | None = None,
-                spans: Runs | None = None) -> pd.Categorical:
+def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
     """A Categorical over ``categories`` (object Index, in the given order) from a string or dictionary
     column; ValueError when the column holds a value that is not a category."""
     cats = pd.Index(categories, dtype=object)
@@ -98,22 +89,21 @@ def categorical(col: pa.ChunkedArray, categories: list[str], order: np.ndarray |
             idx = idx.fill_null(-1)
         parts.append(remap[idx.to_numpy().astype(np.int64, copy=False)])
     codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
-    return pd.Categorical.from_codes(_numpy_reorder(codes, order, spans), categories=cats)
+    return pd.Categorical.from_codes(codes, categories=cats)
 
 
-def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64", order: np.ndarray | None = None,
-                 spans: Runs | None = None) -> pd.api.extensions.ExtensionArray:
+def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64") -> pd.api.extensions.ExtensionArray:
     """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask."""
     np_dtype = pd.api.types.pandas_dtype(dtype).numpy_dtype
     if col.null_count:
-        mask = _numpy_reorder(pc.is_null(col).to_numpy(), order, spans)
-        values = _numpy_reorder(col.fill_null(0).to_numpy().astype(np_dtype, copy=False), order, spans)
+        mask = pc.is_null(col).to_numpy()
+        values = col.fill_null(0).to_numpy().astype(np_dtype, copy=False)
     else:
-        values = _numpy_reorder(col.to_numpy().astype(np_dtype, copy=False), order, spans)
+        values = col.to_numpy().astype(np_dtype, copy=False)
         mask = np.zeros(len(values), dtype=bool)
     return pd.arrays.IntegerArray(values, mask)
 
 
-def numpy_column(col: pa.ChunkedArray, order: np.ndarray | None = None, spans: Runs | None = None) -> np.ndarray:
-    """A plain numpy column (floats keep NaN; no nulls expected) in ``order``."""
-    return _numpy_reorder(col.to_numpy(), order, spans)
+def numpy_column(col: pa.ChunkedArray) -> np.ndarray:
+    """A plain numpy column (floats keep NaN; no nulls expected)."""
+    return col.to_numpy()

@@ -51,7 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..arrow_frames import Runs, categorical, nullable_int, numpy_column, reorder, runs, text_array
+from ..arrow_frames import categorical, nullable_int, numpy_column, reorder, runs, text_array
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
 from ..sources import Source, compression_of_file
@@ -377,11 +377,10 @@ def _meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _categorical(col: pa.ChunkedArray, categories: list[str], order: np.ndarray | None = None,
-                 spans: Runs | None = None) -> pd.Categorical:
+def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
     """A string or dictionary column as a Categorical over ``categories`` (mapped per chunk, no Python objects)."""
     try:
-        return categorical(col, categories, order, spans)
+        return categorical(col, categories)
     except ValueError:
         raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
                          "the file is damaged; convert the trace again") from None
@@ -400,17 +399,17 @@ def _frame(box: list[pa.Table], meta: dict[str, Any], order: np.ndarray | None) 
     spans = runs(order) if order is not None else None
     data: dict[str, Any] = {}
     for name in list(table.column_names):
-        col = table.column(name)
+        col = reorder(table.column(name), order, spans)  # (slices: no copy)
         table = table.drop_columns([name])
         if name == "kind" or name in _CATEGORIES:
             cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
-            data[name] = _categorical(col, cats, order, spans)
+            data[name] = _categorical(col, cats)
         elif name in ("pid", "retval"):
-            data[name] = nullable_int(col, "Int64", order, spans)
+            data[name] = nullable_int(col, "Int64")
         elif name in ("args", "ret_text", "backtrace"):
-            data[name] = text_array(reorder(col, order, spans))
+            data[name] = text_array(col)
         else:
-            data[name] = numpy_column(col, order, spans)
+            data[name] = numpy_column(col)
         del col
     return pd.DataFrame(data, copy=False)
 
