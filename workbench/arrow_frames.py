@@ -15,6 +15,8 @@ entry) and where a loader's text columns come as Arrow arrays:
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -23,11 +25,11 @@ import pyarrow.compute as pc
 __all__ = ["TEXT_DTYPE", "categorical", "nullable_int", "numpy_column", "reorder", "runs", "text_array"]
 
 
-def _text_dtype() -> pd.StringDtype:
+def _text_dtype() -> Any:
     try:
         return pd.StringDtype("pyarrow", na_value=np.nan)
     except TypeError:  # pragma: no cover - pandas < 2.3 spells it "pyarrow_numpy"
-        return pd.StringDtype("pyarrow_numpy")  # type: ignore[arg-type]
+        return pd.StringDtype("pyarrow_numpy")
 
 
 #: the dtype of text columns: pandas' ``str`` (Arrow ``large_string`` storage, NaN as the missing value)
@@ -67,7 +69,11 @@ def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionAr
         arr = arr.cast(arr.type.value_type)
     if arr.type != pa.large_string():
         arr = arr.cast(pa.large_string())
-    return pd.arrays.ArrowStringArray(arr, dtype=TEXT_DTYPE)
+    cls: Any = TEXT_DTYPE.construct_array_type()
+    try:
+        return cls(arr, dtype=TEXT_DTYPE)
+    except TypeError:  # pragma: no cover - pandas < 2.3: the array class implies the dtype
+        return cls(arr)
 
 
 def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
@@ -94,7 +100,7 @@ def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
 
 def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64") -> pd.api.extensions.ExtensionArray:
     """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask."""
-    np_dtype = pd.api.types.pandas_dtype(dtype).numpy_dtype
+    np_dtype = np.dtype(dtype.lower())  # Int64 -> int64, UInt8 -> uint8
     if col.null_count:
         mask = pc.is_null(col).to_numpy()
         values = col.fill_null(0).to_numpy().astype(np_dtype, copy=False)
