@@ -266,3 +266,30 @@ def test_strace_hit_on_a_settled_file_reads_none_of_it(tmp_path: Path, monkeypat
     assert os.stat(p).st_size == st.st_size and os.stat(p).st_mtime_ns == st.st_mtime_ns
     edited = read_strace(p, native=native, cache=where, check_summary=False)
     assert edited["pid"].tolist()[0] == 2 and first["pid"].tolist()[0] == 1
+
+
+def test_settled_file_changed_during_the_parse_leaves_no_entry(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settled files are hashed once (at the lookup); a change before the parse ends stores nothing."""
+    import workbench.cache as C
+    import workbench.syscalls._read as R
+    from workbench.syscalls import read_strace
+
+    monkeypatch.setattr(C, "SETTLED_NS", 0)
+    p, where = tmp_path / "t.txt", tmp_path / "cache"
+    p.write_bytes(_trace(5))
+    real = R._file_key
+
+    def racing(paths: list[Path], options: dict[str, object]) -> object:
+        key = real(paths, options)
+        p.write_bytes(_trace(3))
+        return key
+
+    monkeypatch.setattr(R, "_file_key", racing)
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3
+    assert list(where.glob("*.parquet")) == [] and list(where.glob("*.stat")) == []
+    monkeypatch.setattr(R, "_file_key", real)
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3  # stored, hashed once
+    assert len(list(where.glob("*.parquet"))) == 1
+    p.write_bytes(_trace(5))
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 5

@@ -658,7 +658,7 @@ def read_strace(
     if columns is not None or filters is not None:
         raise UsageError("read_strace: columns= and filters= apply to a trace converted to Parquet "
                          "(workbench.syscalls.to_parquet, workbench strace convert); convert it first")
-    store = key = None
+    store = key = stats = None
     if cache:
         paths = [o for _, o in sources if isinstance(o, Path)]
         if len(paths) == len(sources):
@@ -684,8 +684,10 @@ def read_strace(
     summary: list[str] = []
     time_bases: set[str] = set()
     n_lines = 0
-    # the entry is stored under the key of the bytes the scanners read, not of the lookup's read
-    parsed = Key("strace", _CODE, key_options) if store is not None else None
+    # the entry is stored under the key of the bytes the scanners read, not of the lookup's read: they are
+    # hashed again while parsed, unless the files had settled and their stat is the same after the parse
+    settled = stats is not None and stats.settled()
+    parsed = Key("strace", _CODE, key_options) if store is not None and not settled else None
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
                            timestamps=timestamps, progress=progress, key=parsed)
@@ -710,6 +712,9 @@ def read_strace(
     frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
     if store is not None and parsed is not None and parsed.valid:
         store.store(parsed.hexdigest(), frame)
+    elif store is not None and settled and key is not None and stats is not None and \
+            FileStats.of(Path(f[0]) for f in stats.files).files == stats.files:
+        store.store(key, frame)  # unchanged since the lookup hashed them (see Cache.remember)
     return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
 
 
