@@ -80,21 +80,21 @@ def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
     """A Categorical over ``categories`` (object Index, in the given order) from a string or dictionary
     column; ValueError when the column holds a value that is not a category."""
     cats = pd.Index(categories, dtype=object)
-    parts = []
-    for chunk in col.chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = chunk.dictionary_encode()
-        values = chunk.dictionary.to_pylist()
-        where = cats.get_indexer(pd.Index(values, dtype=object))
-        bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]  # a null value: missing
-        if bad:
-            raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
-        remap = np.append(where, -1).astype(np.int32)
-        idx = chunk.indices
-        if idx.null_count:
-            idx = idx.fill_null(-1)
-        parts.append(remap[idx.to_numpy().astype(np.int64, copy=False)])
-    codes = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+    if not col.num_chunks:
+        return pd.Categorical.from_codes(np.empty(0, dtype=np.int32), categories=cats)
+    if not pa.types.is_dictionary(col.type):
+        col = col.dictionary_encode()
+    col = col.unify_dictionaries()  # one dictionary for every chunk: one mapping, one pass over the codes
+    values = col.chunk(0).dictionary.to_pylist()
+    where = cats.get_indexer(pd.Index(values, dtype=object))
+    bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]  # a null value: missing
+    if bad:
+        raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
+    remap = np.append(where, -1).astype(np.int32)
+    idx = pa.chunked_array([c.indices for c in col.chunks], type=col.type.index_type)
+    if idx.null_count:
+        idx = idx.fill_null(-1)
+    codes = remap[idx.to_numpy().astype(np.int64, copy=False)]
     return pd.Categorical.from_codes(codes, categories=cats)
 
 
