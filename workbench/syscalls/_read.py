@@ -529,7 +529,7 @@ def _use_native(native: bool | None) -> bool:
 
 
 #: the package files whose code makes a frame (part of every cache key)
-_CODE = ("syscalls",)
+_CODE = ("syscalls", "arrow_frames.py")
 
 
 def _file_key(paths: list[Path], options: dict[str, Any]) -> Key:
@@ -595,7 +595,11 @@ def read_strace(
     keyed by the files' names and bytes, ``pid_prefix``, ``timestamps`` and the
     scanner's own sources, so the next load of the same bytes skips parsing and
     gives an equal frame (dtypes and attrs); an edited trace or scanner is parsed
-    again. Text and streams are never cached.
+    again. A hit memory-maps the entry and rebuilds the columns from Arrow (no
+    Python objects); the key of a file that had not changed for two seconds
+    before it was read is remembered with its inode, size, mtime and ctime, so
+    the next lookup does not read the file at all (any write changes the
+    ctime: the file is then hashed again). Text and streams are never cached.
 
     ``engine="dask"`` (files only) returns a dask DataFrame with the same
     columns and dtypes: one lazy partition per trace, where a trace is one file

@@ -441,7 +441,10 @@ def read_converted(
     ``(column, op, value)`` tuples (all must hold) or a list of such lists
     (any), e.g. ``[("syscall", "in", ["futex", "epoll_wait"]), ("pid", "=", 42),
     ("timestamp_s", ">=", t0), ("timestamp_s", "<", t1), ("duration_s", ">=", 0.01)]``.
-    Rows keep trace order. ``attrs`` as for :func:`read_strace` (rejects with
+    Rows keep trace order. The file is memory-mapped; categoricals come
+    straight from the Parquet dictionaries and text columns stay in the
+    reader's Arrow buffers (``str`` dtype), with no Python objects on the
+    way. ``attrs`` as for :func:`read_strace` (rejects with
     the original trace's name as source); the trace's own -C table is compared
     with the counts only when every row and column is loaded.
     """
