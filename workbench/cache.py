@@ -246,15 +246,18 @@ def _plan(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
     return plan
 
 
-def _columns(table: Any, plan: list[dict[str, Any]] | None) -> pd.DataFrame | None:
-    """The frame of an entry's Arrow ``table`` by its ``plan`` (see :func:`_plan`); None without a plan."""
+def _columns(box: list[Any], plan: list[dict[str, Any]] | None) -> pd.DataFrame | None:
+    """The frame of the entry's Arrow table in ``box`` by its ``plan`` (see :func:`_plan`); None without a
+    plan (the table is then left in ``box``)."""
     from .arrow_frames import categorical, nullable_int, numpy_column, text_array
 
-    if plan is None or [c["name"] for c in plan] != table.column_names:
+    if plan is None or [c["name"] for c in plan] != box[0].column_names:
         return None
+    table = box.pop()
     data: dict[str, Any] = {}
-    for c in plan:
+    for c in plan:  # each Arrow column is let go once converted: about one copy of the data alive at once
         col = table.column(c["name"])
+        table = table.drop_columns([c["name"]])
         how = c["as"]
         if how == "category":
             cat = categorical(col, c["categories"])
@@ -340,9 +343,11 @@ class Cache:
                 meta = json.loads((table.schema.metadata or {})[_META_KEY])
                 if meta.get("version") != FORMAT_VERSION or meta.get("loader") != self.loader:
                     raise ValueError("entry written by another loader or cache version")
-                frame = _columns(table, meta.get("columns"))
+                box = [table]
+                del table
+                frame = _columns(box, meta.get("columns"))
                 if frame is None:  # an entry with a column this module does not rebuild itself
-                    frame = table.to_pandas()
+                    frame = box.pop().to_pandas()
                     _restore_objects(frame, meta["objects"])
                 frame.attrs = {k: _decode_attr(v) for k, v in meta["attrs"].items()}
                 return frame
