@@ -41,6 +41,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -386,21 +387,21 @@ def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
                          "the file is damaged; convert the trace again") from None
 
 
-def _frame(box: list[pa.Table], meta: dict[str, Any], order: np.ndarray | None) -> pd.DataFrame:
-    """The frame of the table in ``box`` with :func:`read_strace`'s dtypes, rows in ``order`` (None: as is).
+def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[str, Any],
+           order: np.ndarray | None) -> pd.DataFrame:
+    """The frame of columns ``names`` (each got from ``take``, once) with :func:`read_strace`'s dtypes, rows
+    in ``order`` (None: as is).
 
     No Python objects on the way: categoricals come from the dictionary
     arrays, text columns keep the Parquet reader's Arrow buffers (``str``
     dtype), and a reorder is made of slices (rows are out of order only
-    around the few calls kept back over a chunk boundary). The table is taken
-    out of ``box`` and its columns are converted one at a time and dropped.
+    around the few calls kept back over a chunk boundary). Columns are
+    converted one at a time, each let go by ``take`` once given.
     """
-    table = box.pop()
     spans = runs(order) if order is not None else None
     data: dict[str, Any] = {}
-    for name in list(table.column_names):
-        col = reorder(table.column(name), order, spans)  # (slices: no copy)
-        table = table.drop_columns([name])
+    for name in names:
+        col = reorder(take(name), order, spans)  # (slices: no copy)
         if name == "kind" or name in _CATEGORIES:
             cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
             data[name] = _categorical(col, cats)
@@ -465,21 +466,39 @@ def read_converted(
                                      pc.if_else(fill, pa.scalar(leader["pid"], pa.int64()), pid))
             if filters is not None:
                 table = table.filter(pq.filters_to_expression(filters))
-        else:
+        elif filters is not None:
             read = wanted if "line" in wanted else [*wanted, "line"]
             table = pq.read_table(p, columns=read, filters=filters, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
+        else:  # every row: the file is read one column at a time, each converted before the next is decoded
+            table = None
+            whole = pq.ParquetFile(p, memory_map=True, read_dictionary=[c for c in _DICTIONARY if c in wanted])
     except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
-    lines = table.column("line").to_numpy()
+    if table is not None:
+        box = [table.select(wanted)]
+        lines = table.column("line").to_numpy()
+        del table
+
+        def take(name: str) -> pa.ChunkedArray:
+            col = box[0].column(name)
+            box[0] = box[0].drop_columns([name])
+            return col
+    else:
+        def take(name: str) -> pa.ChunkedArray:
+            try:
+                return whole.read(columns=[name], use_threads=True).column(name)
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") \
+                    from None
+
+        lines = take("line").to_numpy()
     # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
     order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
         else None
     del lines
-    box = [table.select(wanted)]
-    del table
-    frame = _frame(box, meta, order)
+    frame = _frame(take, wanted, meta, order)
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]
