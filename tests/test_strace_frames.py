@@ -89,3 +89,26 @@ def test_text_array_keeps_the_buffers_and_reads_other_text_types() -> None:
     assert pd.Series(text_array(pa.array(["u", "u", None]).dictionary_encode())).tolist()[:2] == ["u", "u"]
     with pytest.raises(ValueError, match="outside the categories"):
         categorical(pa.chunked_array([pa.array(["a", "zz"])]), ["a"])
+
+
+def test_a_damaged_converted_trace_raises_parse_error_never_a_raw_arrow_error(tmp_path: Path) -> None:
+    if not native_available():
+        pytest.skip("the C scanner is not built")
+    from workbench.errors import ParseError
+
+    r = to_parquet(DATA / "threads_futex.txt", tmp_path / "d.parquet", row_group_lines=50, progress=False)
+    data = r.path.read_bytes()
+    raised = 0
+    for frac in (0.2, 0.3, 0.4, 0.5, 0.6):
+        bad = bytearray(data)
+        i = int(len(data) * frac)
+        bad[i:i + 64] = b"\xff" * 64
+        out = tmp_path / f"bad{i}.parquet"
+        out.write_bytes(bytes(bad))
+        # (its metadata names the side file d.side.parquet, which is beside it)
+        try:
+            read_strace(out)
+        except ParseError as exc:
+            assert str(out) in str(exc) and "damaged" in str(exc)
+            raised += 1
+    assert raised >= 3  # bytes overwritten in pages or their headers are found, and named
