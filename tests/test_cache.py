@@ -198,3 +198,98 @@ def test_two_processes_filling_one_entry_leave_one_valid_entry(tmp_path: Path) -
     fresh = read_latency(data)
     cached = read_latency(data, cache=cache_dir)
     pd.testing.assert_frame_equal(cached, fresh)
+
+
+def test_lean_columns_come_back_from_arrow_without_objects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Categorical, str, nullable and numpy columns are rebuilt from Arrow by the stored plan, not via objects."""
+    import workbench.cache as C
+    from workbench.arrow_frames import TEXT_DTYPE
+
+    f = pd.DataFrame({
+        "kind": pd.Categorical(["call", None, "exit"], categories=pd.Index(["call", "exit", "signal"], dtype=object)),
+        "none": pd.Categorical([None, None, None], categories=pd.Index([], dtype=object)),
+        "args": pd.array(["a, b", None, "é"], dtype=TEXT_DTYPE),
+        "pid": pd.array([1, None, 3], dtype="Int64"),
+        "small": pd.array([None, 2, 3], dtype="Int32"),
+        "x": [0.5, np.nan, 2.0],
+        "line": np.array([1, 2, 3], dtype=np.int64),
+    })
+
+    def no_objects(*_: object) -> None:
+        raise AssertionError("a lean frame went through the object path")
+
+    monkeypatch.setattr(C, "_restore_objects", no_objects)
+    c = Cache("demo", tmp_path)
+    assert c.store(_key(), f) is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = c.load(_key())
+    assert back is not None
+    pd.testing.assert_frame_equal(back, f, check_exact=True)
+    assert back["kind"].cat.categories.dtype == object and back["args"].dtype == TEXT_DTYPE
+    assert back["args"].isna().tolist() == [False, True, False] and back["args"].iloc[2] == "é"
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["reference", "native"])
+def test_strace_hit_on_a_settled_file_reads_none_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       native: bool) -> None:
+    """The key of a file unchanged since it was hashed is remembered; a write makes it hashed (and parsed) again."""
+    import workbench.cache as C
+    import workbench.syscalls._read as R
+    from workbench.syscalls import native_available, read_strace
+
+    if native and not native_available():
+        pytest.skip("the C scanner is not built")
+    p, where = tmp_path / "t.txt", tmp_path / "cache"
+    p.write_bytes(_trace(5))
+    assert not C.FileStats.of([p]).settled()  # just written: never taken on its stat alone
+    first = read_strace(p, native=native, cache=where, check_summary=False)
+    assert list(where.glob("*.stat")) == []
+    monkeypatch.setattr(C, "SETTLED_NS", 0)  # (as if written long ago)
+    read_strace(p, native=native, cache=where, check_summary=False)  # hashed once more, now remembered
+    assert len(list(where.glob("*.stat"))) == 1
+    real = R._file_key
+
+    def unread(paths: object, options: object) -> object:
+        raise AssertionError("a remembered file was read to find its key")
+
+    monkeypatch.setattr(R, "_file_key", unread)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hit = read_strace(p, native=native, cache=where, check_summary=False)
+    pd.testing.assert_frame_equal(hit, first, check_exact=True)
+    monkeypatch.setattr(R, "_file_key", real)
+    with open(p, "r+b") as fh:  # same size, same mtime: only the ctime tells
+        st = os.stat(p)
+        fh.write(b"2")
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(p).st_size == st.st_size and os.stat(p).st_mtime_ns == st.st_mtime_ns
+    edited = read_strace(p, native=native, cache=where, check_summary=False)
+    assert edited["pid"].tolist()[0] == 2 and first["pid"].tolist()[0] == 1
+
+
+def test_settled_file_changed_during_the_parse_leaves_no_entry(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settled files are hashed once (at the lookup); a change before the parse ends stores nothing."""
+    import workbench.cache as C
+    import workbench.syscalls._read as R
+    from workbench.syscalls import read_strace
+
+    monkeypatch.setattr(C, "SETTLED_NS", 0)
+    p, where = tmp_path / "t.txt", tmp_path / "cache"
+    p.write_bytes(_trace(5))
+    real = R._file_key
+
+    def racing(paths: list[Path], options: dict[str, object]) -> object:
+        key = real(paths, options)
+        p.write_bytes(_trace(3))
+        return key
+
+    monkeypatch.setattr(R, "_file_key", racing)
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3
+    assert list(where.glob("*.parquet")) == [] and list(where.glob("*.stat")) == []
+    monkeypatch.setattr(R, "_file_key", real)
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3  # stored, hashed once
+    assert len(list(where.glob("*.parquet"))) == 1
+    p.write_bytes(_trace(5))
+    assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 5

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..arrow_frames import text_array
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
 from ..sources import (
@@ -219,8 +220,8 @@ def _seconds(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _strings(arr: pa.Array) -> pd.Series:
-    return pa.chunked_array([arr]).to_pandas()
+def _strings(arr: pa.Array) -> pd.api.extensions.ExtensionArray:
+    return text_array(arr)
 
 
 def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
@@ -228,7 +229,10 @@ def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
 
     Columns are taken out of ``raw`` one by one so each scanner buffer can be
     released as soon as its column exists; numeric columns are not copied again
-    by the DataFrame (``copy=False``: no block consolidation).
+    by the DataFrame (``copy=False``: no block consolidation), and the text
+    columns (args, ret_text, backtrace) stay the scanner's Arrow buffers
+    (``TEXT_DTYPE``: pandas' ``str`` dtype on Arrow storage), never Python
+    objects.
     """
     take = raw.pop
     data: dict[str, Any] = {}
@@ -591,11 +595,15 @@ def _use_native(native: bool | None) -> bool:
     return bool(native)
 
 
+#: the package files whose code makes a frame (part of every cache key)
+_CODE = ("syscalls", "arrow_frames.py")
+
+
 def _file_key(paths: list[Path], options: dict[str, Any]) -> Key:
     """The cache key of ``paths``: each file's content as the scanners read it (decompressed), in 4 MiB chunks."""
     from ..cache import Key
 
-    key = Key("strace", ("syscalls",), options)
+    key = Key("strace", _CODE, options)
     for path in paths:
         for chunk in _blocks(path, size=1 << 22):
             key.feed(chunk)
@@ -659,7 +667,11 @@ def read_strace(
     keyed by the files' names and bytes, ``pid_prefix``, ``timestamps`` and the
     scanner's own sources, so the next load of the same bytes skips parsing and
     gives an equal frame (dtypes and attrs); an edited trace or scanner is parsed
-    again. Text and streams are never cached.
+    again. A hit memory-maps the entry and rebuilds the columns from Arrow (no
+    Python objects); the key of a file that had not changed for two seconds
+    before it was read is remembered with its inode, size, mtime and ctime, so
+    the next lookup does not read the file at all (any write changes the
+    ctime: the file is then hashed again). Text and streams are never cached.
 
     ``engine="dask"`` (files only) returns a dask DataFrame with the same
     columns and dtypes: one lazy partition per trace, where a trace is one file
@@ -724,15 +736,19 @@ def read_strace(
     if columns is not None or filters is not None:
         raise UsageError("read_strace: columns= and filters= apply to a trace converted to Parquet "
                          "(workbench.syscalls.to_parquet, workbench strace convert); convert it first")
-    store = key = None
+    store = key = stats = None
     if cache:
         paths = [o for _, o in sources if isinstance(o, Path)]
         if len(paths) == len(sources):
-            from ..cache import Cache, Key
+            from ..cache import Cache, FileStats, Key
 
             store = Cache("strace", cache)
             key_options = {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]}
-            key = _file_key(paths, key_options).hexdigest()
+            stats = FileStats.of(paths)  # before any byte is read: see Cache.remember
+            key = store.recall(stats, _CODE, key_options)
+            if key is None:
+                key = _file_key(paths, key_options).hexdigest()
+                store.remember(stats, _CODE, key_options, key)
             hit = store.load(key)
             if hit is not None:
                 cached = rejects_of(hit).rows()
@@ -746,8 +762,10 @@ def read_strace(
     summary: list[str] = []
     time_bases: set[str] = set()
     n_lines = 0
-    # the entry is stored under the key of the bytes the scanners read, not of the lookup's read
-    parsed = Key("strace", ("syscalls",), key_options) if store is not None else None
+    # the entry is stored under the key of the bytes the scanners read, not of the lookup's read: they are
+    # hashed again while parsed, unless the files had settled and their stat is the same after the parse
+    settled = stats is not None and stats.settled()
+    parsed = Key("strace", _CODE, key_options) if store is not None and not settled else None
     for name, obj in sources:
         f, raw = parse_one(name, obj, use_native=use_native, pid_prefix=pid_prefix,
                            timestamps=timestamps, progress=progress, key=parsed, threads=threads)
@@ -772,6 +790,9 @@ def read_strace(
     frame.attrs["strace_summary"] = SideTable(parse_summary_table(summary)) if summary else None
     if store is not None and parsed is not None and parsed.valid:
         store.store(parsed.hexdigest(), frame)
+    elif store is not None and settled and key is not None and stats is not None and \
+            FileStats.of(Path(f[0]) for f in stats.files).files == stats.files:
+        store.store(key, frame)  # unchanged since the lookup hashed them (see Cache.remember)
     return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
 
 

@@ -7,10 +7,14 @@ STRACE_SCHEMA = Schema(
     name="strace_events",
     doc=(
         "One row per system call (an <unfinished ...>/<... resumed> pair is one row), "
-        "signal delivery, group stop, exit or kill, in trace order (-ff sets: merged by time)."
+        "signal delivery, group stop, exit or kill, in trace order (-ff sets: merged by time). "
+        "Storage: kind, syscall, errno and signal are categorical (object categories, sorted; kind in "
+        "the fixed order below); args, ret_text and backtrace are pandas' 'str' dtype on Arrow "
+        "large_string buffers (the scanner's own, never Python objects; NaN where missing); pid and "
+        "retval are nullable Int64; the *_s columns float64; line int64."
     ),
     columns=(
-        Column("kind", "category", doc="call | unfinished (never resumed: death, detach, end of file) | "
+        Column("kind", "category", doc="categorical: call | unfinished (never resumed: death, detach, end of file) | "
                "signal | stopped | exit | killed | superseded"),
         Column("pid", "int", doc="thread id (Int64; missing where the trace does not say it)"),
         Column("timestamp_s", "float", "s", "start: epoch seconds (-ttt, ns), seconds since local "
@@ -19,17 +23,18 @@ STRACE_SCHEMA = Schema(
         Column("end_timestamp_s", "float", "s", "timestamp of the line that completed the call "
                "(the <... resumed> half), else equal to timestamp_s"),
         Column("duration_s", "float", "s", "-T time spent in the call, NaN where not printed"),
-        Column("syscall", "category", doc="system call name (missing for signal/exit rows)"),
-        Column("args", "string", doc="raw argument text; both halves joined for split calls; "
-               "siginfo for signals"),
-        Column("ret_text", "string", doc="raw return text ('0', '-1 ENOENT (No such file or directory)', "
+        Column("syscall", "category", doc="system call name, categorical (missing for signal/exit rows)"),
+        Column("args", "string", doc="raw argument text ('str' dtype, Arrow storage); both halves "
+               "joined for split calls; siginfo for signals"),
+        Column("ret_text", "string", doc="raw return text ('str' dtype, Arrow storage: '0', '-1 ENOENT (No such file or directory)', "
                "'? ERESTARTSYS (…)', '?'), the marker '<unfinished ...>'/'<detached ...>' for "
                "unfinished rows, 'exited with 0'/'killed by SIGKILL' for exits"),
         Column("retval", "int", doc="numeric return value (Int64; hex values as two's complement "
                "int64), exit status for exits; missing for '?'"),
-        Column("errno", "category", doc="error name (ENOENT, ERESTARTSYS, 'errno 123'), missing if none"),
-        Column("signal", "category", doc="signal name for signal, stopped and killed rows"),
-        Column("backtrace", "string", doc="-k stack frames of the call, one per line, missing without -k"),
+        Column("errno", "category", doc="error name, categorical (ENOENT, ERESTARTSYS, 'errno 123'), missing if none"),
+        Column("signal", "category", doc="signal name, categorical, for signal, stopped and killed rows"),
+        Column("backtrace", "string", doc="-k stack frames of the call, one per line ('str' dtype, Arrow "
+               "storage), missing (NaN) without -k"),
         Column("line", "int", doc="1-based line number of the row's first line in its file"),
     ),
 )

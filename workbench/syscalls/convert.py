@@ -42,7 +42,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..arrow_frames import categorical, nullable_int, numpy_column, reorder, runs, text_array
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
 from ..sources import Source, compression_of, compression_of_file
@@ -541,54 +542,40 @@ def _meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _categorical(col: pa.ChunkedArray, categories: list[str]) -> np.ndarray:
-    """Codes of a string or dictionary column into ``categories`` (mapped per chunk, no Python objects)."""
-    cats = pd.Index(categories, dtype=object)
-    parts = []
-    for chunk in col.chunks:
-        if not pa.types.is_dictionary(chunk.type):
-            chunk = chunk.dictionary_encode()
-        where = cats.get_indexer(pd.Index(chunk.dictionary.to_pylist(), dtype=object))
-        if (where < 0).any():
-            raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
-                             "the file is damaged; convert the trace again")
-        remap = np.append(where, -1).astype(np.int32)
-        idx = chunk.indices.fill_null(-1).to_numpy().astype(np.int64, copy=False)
-        parts.append(remap[idx])
-    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
+    """A string or dictionary column as a Categorical over ``categories`` (mapped per chunk, no Python objects)."""
+    try:
+        return categorical(col, categories)
+    except ValueError:
+        raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
+                         "the file is damaged; convert the trace again") from None
 
 
-def _frame(box: list[pa.Table], meta: dict[str, Any], order: np.ndarray | None) -> pd.DataFrame:
-    """The frame of the table in ``box`` with :func:`read_strace`'s dtypes, rows in ``order`` (None: as is).
+def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[str, Any],
+           order: np.ndarray | None) -> pd.DataFrame:
+    """The frame of columns ``names`` (each got from ``take``, once) with :func:`read_strace`'s dtypes, rows
+    in ``order`` (None: as is).
 
-    The table is taken out of ``box`` and its columns are converted one at a
-    time and dropped, so about one copy of the data is alive at once.
+    No Python objects on the way: categoricals come from the dictionary
+    arrays, text columns keep the Parquet reader's Arrow buffers (``str``
+    dtype), and a reorder is made of slices (rows are out of order only
+    around the few calls kept back over a chunk boundary). Columns are
+    converted one at a time, each let go by ``take`` once given.
     """
-    table = box.pop()
+    spans = runs(order) if order is not None else None
     data: dict[str, Any] = {}
-    for name in list(table.column_names):
-        col = table.column(name)
-        table = table.drop_columns([name])
+    for name in names:
+        col = reorder(take(name), order, spans)  # (slices: no copy)
         if name == "kind" or name in _CATEGORIES:
             cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
-            codes = _categorical(col, cats)
-            data[name] = pd.Categorical.from_codes(codes if order is None else codes[order],
-                                                   categories=pd.Index(cats, dtype=object))
+            data[name] = _categorical(col, cats)
         elif name in ("pid", "retval"):
-            values = col.fill_null(NA).to_numpy().astype(np.int64, copy=False)
-            if order is not None:
-                values = values[order]
-            data[name] = pd.arrays.IntegerArray(values, values == NA)
+            data[name] = nullable_int(col, "Int64")
         elif name in ("args", "ret_text", "backtrace"):
-            # one chunk: a take on it is a single pass, not one per row group
-            text = col.cast(pa.large_string()).combine_chunks()
-            del col
-            if order is not None:
-                text = text.take(pa.array(order))
-            data[name] = pa.chunked_array([text]).to_pandas()
+            data[name] = text_array(col)
         else:
-            values = col.to_numpy()
-            data[name] = values if order is None else values[order]
+            data[name] = numpy_column(col)
+        del col
     return pd.DataFrame(data, copy=False)
 
 
@@ -619,7 +606,10 @@ def read_converted(
     ``(column, op, value)`` tuples (all must hold) or a list of such lists
     (any), e.g. ``[("syscall", "in", ["futex", "epoll_wait"]), ("pid", "=", 42),
     ("timestamp_s", ">=", t0), ("timestamp_s", "<", t1), ("duration_s", ">=", 0.01)]``.
-    Rows keep trace order. ``attrs`` as for :func:`read_strace` (rejects with
+    Rows keep trace order. The file is memory-mapped; categoricals come
+    straight from the Parquet dictionaries and text columns stay in the
+    reader's Arrow buffers (``str`` dtype), with no Python objects on the
+    way. ``attrs`` as for :func:`read_strace` (rejects with
     the original trace's name as source); the trace's own -C table is compared
     with the counts only when every row and column is loaded.
     """
@@ -633,28 +623,46 @@ def read_converted(
     leader = meta.get("leader")
     try:
         if leader is not None:  # null pids to fill in before any filter on pid can be applied
-            table = pq.read_table(p, read_dictionary=_DICTIONARY)
+            table = pq.read_table(p, read_dictionary=_DICTIONARY, memory_map=True)
             pid = table.column("pid")
             fill = pc.and_(pc.is_null(pid), pc.less_equal(table.column("line"), leader["up_to_line"]))
             table = table.set_column(table.schema.get_field_index("pid"), "pid",
                                      pc.if_else(fill, pa.scalar(leader["pid"], pa.int64()), pid))
             if filters is not None:
                 table = table.filter(pq.filters_to_expression(filters))
-        else:
+        elif filters is not None:
             read = wanted if "line" in wanted else [*wanted, "line"]
-            table = pq.read_table(p, columns=read, filters=filters,
+            table = pq.read_table(p, columns=read, filters=filters, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
+        else:  # every row: the file is read one column at a time, each converted before the next is decoded
+            table = None
+            whole = pq.ParquetFile(p, memory_map=True, read_dictionary=[c for c in _DICTIONARY if c in wanted])
     except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
-    lines = table.column("line").to_numpy()
+    if table is not None:
+        box = [table.select(wanted)]
+        lines = table.column("line").to_numpy()
+        del table
+
+        def take(name: str) -> pa.ChunkedArray:
+            col = box[0].column(name)
+            box[0] = box[0].drop_columns([name])
+            return col
+    else:
+        def take(name: str) -> pa.ChunkedArray:
+            try:
+                return whole.read(columns=[name], use_threads=True).column(name)
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") \
+                    from None
+
+        lines = take("line").to_numpy()
     # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
     order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
         else None
     del lines
-    box = [table.select(wanted)]
-    del table
-    frame = _frame(box, meta, order)
+    frame = _frame(take, wanted, meta, order)
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]

@@ -1,0 +1,152 @@
+"""Parsing a big strace against loading it back (converted Parquet, cache hit), side by side in one run.
+
+Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repeats N] [--python PY] [--keep DIR]``.
+
+1. Builds a synthetic ``-f -tt -T`` trace of ``--lines`` lines (default
+   3,000,000; ``--big``: 10,000,000) with the generator of
+   ``strace_convert.py`` (the real captures of ``tests/data/strace`` repeated),
+   converts it once with ``to_parquet`` and fills a cache entry with
+   ``read_strace(cache=...)``.
+2. In a fresh child process each, best of ``--repeats``:
+   ``read_strace(trace)`` (the parse), ``read_strace(converted.parquet)`` (load
+   back, every column), ``read_strace(trace, cache=...)`` hitting the entry by
+   the remembered key of the settled file, and the same hit when the key must
+   be found by hashing the file (first lookup of a copied or touched file);
+   plus the imports alone.
+3. Prints, for each: wall seconds, user and system CPU seconds of the child
+   (user time is the steadiest measure of the work on a shared machine; system
+   time is mostly page faults on fresh memory), M lines/s, peak RSS (the
+   child's ``ru_maxrss``), the frame's bytes per row
+   (``memory_usage(deep=True)``), and the ratios of time and memory against
+   the parse measured in the same run.
+
+``--python`` runs the children with another interpreter (for example the
+virtual environment of an older checkout) to compare versions on the same
+trace. Nothing is asserted: the machine may be shared and noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from strace_convert import build_trace  # noqa: E402  (the same generator as the convert benchmark)
+
+CHILD = """
+import json, os, resource, sys, time
+import numpy, pandas, pyarrow, pyarrow.parquet
+from workbench.syscalls import read_strace, to_parquet
+mode, src, out, cache = sys.argv[1:5]
+res = {}
+t, c = time.perf_counter(), os.times()
+f = None
+if mode == "parse":
+    f = read_strace(src, progress=False)
+elif mode == "convert":
+    res["rows"] = to_parquet(src, out, progress=False).rows
+elif mode == "load":
+    f = read_strace(out)
+elif mode in ("store", "hit", "hit-hashed"):
+    f = read_strace(src, progress=False, cache=cache)
+res["seconds"] = time.perf_counter() - t
+e = os.times()
+res["cpu_s"] = (e.user - c.user) + (e.system - c.system)
+res["user_s"] = e.user - c.user
+res["sys_s"] = e.system - c.system
+res["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if f is not None:
+    res["rows"] = len(f)
+    res["bytes_per_row"] = float(f.memory_usage(deep=True, index=False).sum()) / max(len(f), 1)
+    res["text_dtype"] = str(f["args"].dtype)
+print(json.dumps(res))
+"""
+
+
+def child(py: str, mode: str, src: Path, out: Path, cache: Path) -> dict:
+    if mode == "hit-hashed":  # forget the remembered keys: the lookup hashes the trace
+        for memo in cache.glob("*.stat"):
+            memo.unlink()
+    p = subprocess.run([py, "-c", CHILD, mode, str(src), str(out), str(cache)],
+                       capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if p.returncode != 0:
+        raise SystemExit(f"{mode} failed:\n{p.stderr}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def best(py: str, mode: str, src: Path, out: Path, cache: Path, repeats: int) -> dict:
+    runs = [child(py, mode, src, out, cache) for _ in range(repeats)]
+    fastest = min(runs, key=lambda r: r["seconds"])
+    for k in ("cpu_s", "user_s", "sys_s"):
+        fastest[k] = min(r[k] for r in runs)
+    fastest["maxrss_mib"] = max(r["maxrss_mib"] for r in runs)  # peak memory: the worst run
+    return fastest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lines", type=int, default=3_000_000, help="lines of the synthetic trace")
+    ap.add_argument("--big", action="store_true", help="10,000,000 lines")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each, the fastest kept")
+    ap.add_argument("--python", default=sys.executable, help="interpreter of the children (default: this one)")
+    ap.add_argument("--keep", metavar="DIR", help="write the trace, Parquet and cache here and keep them")
+    args = ap.parse_args(argv)
+    lines = 10_000_000 if args.big else args.lines
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.keep) if args.keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        src, out, cache = folder / "frames.strace", folder / "frames.parquet", folder / "frames-cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        written = time.time()
+        n = build_trace(src, lines)
+        size_mib = src.stat().st_size / 2**20
+        print(f"trace: {n:,} lines, {size_mib:.0f} MiB, from the real captures repeated; best of {args.repeats}; "
+              f"children run by {args.python}")
+        py = args.python
+        base = best(py, "imports", src, out, cache, 1)
+        conv = child(py, "convert", src, out, cache)
+        time.sleep(max(0.0, written + 2.5 - time.time()))  # the trace settles: its key may be remembered
+        store = child(py, "store", src, out, cache)
+        parse = best(py, "parse", src, out, cache, args.repeats)
+        load = best(py, "load", src, out, cache, args.repeats)
+        hit = best(py, "hit", src, out, cache, args.repeats)
+        hashed = best(py, "hit-hashed", src, out, cache, args.repeats)
+        rows = {parse["rows"], load["rows"], hit["rows"], hashed["rows"], store["rows"], conv["rows"]}
+        if len(rows) != 1:
+            raise SystemExit(f"row counts differ between the ways of loading: {sorted(rows)}")
+        print(f"{'':38}{'wall s':>8}{'user s':>8}{'sys s':>7}{'M lines/s':>11}{'peak RSS MiB':>14}{'B/row':>7}"
+              f"{'wall vs parse':>15}{'user vs parse':>15}{'RSS vs parse':>14}")
+        for label, r in (("read_strace(trace): parse", parse),
+                         ("read_strace(converted .parquet)", load),
+                         ("cache hit (key remembered)", hit),
+                         ("cache hit (key found by hashing)", hashed),
+                         ("first load with cache= (parse+store)", store),
+                         ("imports only (floor)", base)):
+            rate = n / r["seconds"] / 1e6 if "rows" in r else float("nan")
+            bpr = f"{r['bytes_per_row']:7.0f}" if "bytes_per_row" in r else f"{'':7}"
+            ratios = "" if r is base else (f"{parse['seconds'] / r['seconds']:14.2f}x"
+                                           f"{parse['user_s'] / max(r['user_s'], 1e-9):14.2f}x"
+                                           f"{r['maxrss_mib'] / parse['maxrss_mib']:13.2f}x")
+            print(f"{label:38}{r['seconds']:8.2f}{r['user_s']:8.2f}{r['sys_s']:7.2f}{rate:11.2f}"
+                  f"{r['maxrss_mib']:14.0f}{bpr}{ratios}")
+        entry = sum(p.stat().st_size for p in cache.glob("*.parquet")) / 2**20
+        print(f"rows {parse['rows']:,}; text columns {parse['text_dtype']}; converted Parquet "
+              f"{out.stat().st_size / 2**20:.0f} MiB, cache entry {entry:.0f} MiB; "
+              f"wall and user columns: how many times faster than the parse; RSS: the parse's peak = 1")
+        print(f"peak RSS over imports: parse {parse['maxrss_mib'] - base['maxrss_mib']:.0f} MiB, "
+              f"load back {load['maxrss_mib'] - base['maxrss_mib']:.0f} MiB, "
+              f"cache hit {hit['maxrss_mib'] - base['maxrss_mib']:.0f} MiB")
+        if args.keep:
+            os.sync()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
