@@ -39,7 +39,7 @@ def imported_modules(notebooks: Iterable[str | Path]) -> list[str]:
     """Every module the notebooks' code cells import at the top level of a cell, plus :data:`BASE_MODULES`.
 
     ``from a.b import c`` gives ``a.b`` and ``?a.b.c`` (import ``a.b.c`` if it is a module).
-    Cells that are not Python (magics) are skipped; relative imports are ignored.
+    Magic and shell lines are skipped, cells that still do not parse too; relative imports are ignored.
     """
     names: list[str] = list(BASE_MODULES)
     for path in notebooks:
@@ -52,6 +52,8 @@ def imported_modules(notebooks: Iterable[str | Path]) -> list[str]:
                 continue
             src = cell.get("source", "")
             src = "".join(src) if isinstance(src, list) else str(src)
+            # IPython's magics and shell escapes are not Python: blank them, keep the rest of the cell
+            src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines())
             try:
                 tree = ast.parse(src)
             except SyntaxError:
@@ -88,7 +90,9 @@ class WarmKernel:
             run_sync(self.km.start_kernel)(cwd=self.cwd, extra_arguments=list(KERNEL_ARGUMENTS),
                                            env={**os.environ, **(env or {})})
             self.kc.load_connection_info(self.km.get_connection_info())
-            self.kc.start_channels()
+            # no heartbeat: on a loaded machine a kernel still importing misses its beats and would be
+            # taken for dead; whether the process lives is asked of the kernel manager (:meth:`alive`)
+            self.kc.start_channels(hb=False)
             self.kc.wait_for_ready(timeout=startup_timeout_s)
             self.started_s = time.perf_counter() - t0
             reply = self._run("import json as _j, workbench.report.kernelside as _w\n"
@@ -142,6 +146,17 @@ class WarmKernel:
         from jupyter_core.utils import run_sync
 
         return bool(run_sync(self.km.is_alive)())
+
+    def kill(self) -> None:
+        """Kill the kernel process at once, from any thread (no messages: its sockets belong to its own thread)."""
+        import signal
+
+        pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
+        if isinstance(pid, int) and pid > 0:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def shutdown(self) -> None:
         """Stop the kernel and close the channels (safe to call twice)."""

@@ -112,7 +112,7 @@ def reset(cwd: str) -> None:
         os.environ.clear()
         os.environ.update(_STATE["environ"])
         sys.path[:] = _STATE["path"]
-        warnings.filters[:] = _STATE["warnings"]
+        warnings.filters[:] = _STATE["warnings"]  # type: ignore[index]
         warnings._filters_mutated()  # type: ignore[attr-defined]
     if "rc" in _STATE:
         import matplotlib as mpl

@@ -142,14 +142,14 @@ def execute_notebook(
     error: CellError | None = None
     reset_s: float | None = None
     static = os.environ.get("WORKBENCH_STATIC")
-    os.environ["WORKBENCH_STATIC"] = "1"  # the kernel inherits it: explorers draw static views on shared pages
+    if kernel is None:  # a warm kernel got it when it started (and this process's threads must not race on it)
+        os.environ["WORKBENCH_STATIC"] = "1"  # the kernel inherits it: explorers draw static views on shared pages
     try:
-        if kernel is not None:
+        if kernel is not None:  # it runs in run_cwd after the reset, WORKBENCH_STATIC set when it started
             reset_s = kernel.reset(run_cwd)
             pm.execute_notebook(
                 str(path), str(out_nb), parameters=params, kernel_name="python3", km=kernel.km,
-                cwd=str(run_cwd), progress_bar=False, execution_timeout=timeout_s,
-                request_save_on_cell_execute=False)
+                progress_bar=False, execution_timeout=timeout_s, request_save_on_cell_execute=False)
         else:
             pm.execute_notebook(
                 str(path), str(out_nb), parameters=params, kernel_name="python3",
@@ -158,7 +158,9 @@ def execute_notebook(
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result
         error = _error_from(exc)
     finally:
-        if static is None:
+        if kernel is not None:
+            pass
+        elif static is None:
             os.environ.pop("WORKBENCH_STATIC", None)
         else:
             os.environ["WORKBENCH_STATIC"] = static
@@ -258,60 +260,53 @@ def _effective_parameters(path: Path, overrides: dict[str, Any]) -> dict[str, An
 
 _Item = tuple[str, dict[str, Any], str, bool, float]
 
-#: this worker's warm kernel and the modules it imports (set by :func:`_init_worker`); None: cold kernels
-_WORKER: dict[str, Any] = {"warm": False, "modules": [], "kernel": None}
-
-
-def _init_worker(warm: bool, modules: list[str]) -> None:
-    """Set up a worker: warm kernels or not; its kernel is stopped when the worker exits."""
-    import multiprocessing.util
-
-    _WORKER.update(warm=warm, modules=modules, kernel=None)
-    multiprocessing.util.Finalize(None, _stop_kernel, exitpriority=10)
-
-
-def _stop_kernel() -> None:
-    kernel = _WORKER.get("kernel")
-    _WORKER["kernel"] = None
-    if kernel is not None:
-        kernel.shutdown()
-
-
 def _run_one(args: _Item) -> NotebookResult:
-    """Run one planned notebook on this worker's warm kernel (started on first use), or on a fresh one."""
-    from dataclasses import replace
-
+    """Run one planned notebook on a fresh kernel (a worker process of a cold run)."""
     path, params, out_dir, no_input, timeout_s = args
-    if not _WORKER["warm"]:
-        return execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s)
-    from .kernels import KernelError, WarmKernel
+    return execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s)
 
-    kernel: WarmKernel | None = _WORKER["kernel"]
-    warm_up_s = 0.0
-    note = ""
-    if kernel is not None and not kernel.alive():
-        _stop_kernel()
-        kernel = None
-    if kernel is None:
-        try:
-            kernel = WarmKernel(Path(path).resolve().parent.parent, _WORKER["modules"],
-                                env={"WORKBENCH_STATIC": "1"})
-            _WORKER["kernel"] = kernel
-            warm_up_s = kernel.start_s
-        except KernelError as exc:  # run it the old way, and say why
-            note = str(exc)
-    r = execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s, kernel=kernel)
-    timing = dict(r.timing)
-    if kernel is not None:
-        kernel.notebooks += 1
-        timing.update(warm_up_s=round(warm_up_s, 3), kernel_notebook=kernel.notebooks)
-        if kernel.failed_imports:
-            timing["warm_up_failed_imports"] = kernel.failed_imports
-    if note:
-        timing["warm_kernel_error"] = note
-    if r.status != "ok":  # whatever the failure left behind, the next notebook gets a new kernel
-        _stop_kernel()
-    return replace(r, seconds=round(r.seconds + warm_up_s, 3), timing=timing)
+
+class _Lane:
+    """One job of a warm run: a thread of this process with its own warm kernel, taking notebooks in turn."""
+
+    def __init__(self, modules: list[str]) -> None:
+        self.modules = modules
+        self.kernel: WarmKernel | None = None
+
+    def run(self, item: _Item) -> NotebookResult:
+        """Run one notebook on this lane's kernel (started, or replaced after a failure, as needed)."""
+        from dataclasses import replace
+
+        from .kernels import KernelError, WarmKernel
+
+        path, params, out_dir, no_input, timeout_s = item
+        warm_up_s, note = 0.0, ""
+        if self.kernel is not None and not self.kernel.alive():
+            self.stop()
+        if self.kernel is None:
+            try:
+                self.kernel = WarmKernel(Path(path).resolve().parent.parent, self.modules,
+                                         env={"WORKBENCH_STATIC": "1"})
+                warm_up_s = self.kernel.start_s
+            except KernelError as exc:  # run it on a fresh kernel, and say why
+                note = str(exc)
+        r = execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s, kernel=self.kernel)
+        timing = dict(r.timing)
+        if self.kernel is not None:
+            self.kernel.notebooks += 1
+            timing.update(warm_up_s=round(warm_up_s, 3), kernel_notebook=self.kernel.notebooks)
+            if self.kernel.failed_imports:
+                timing["warm_up_failed_imports"] = self.kernel.failed_imports
+        if note:
+            timing["warm_kernel_error"] = note
+        if r.status != "ok":  # whatever a failure left behind, the next notebook gets a new kernel
+            self.stop()
+        return replace(r, seconds=round(r.seconds + warm_up_s, 3), timing=timing)
+
+    def stop(self) -> None:
+        if self.kernel is not None:
+            self.kernel.shutdown()
+            self.kernel = None
 
 
 def run_report(
@@ -418,35 +413,85 @@ def _with_earlier(results: list[NotebookResult], out: Path, echo: bool) -> list[
 
 
 def _run_plan(plan: list[_Item], jobs: int, echo: bool, warm: bool = True) -> list[NotebookResult]:
-    """Execute every planned notebook (``jobs`` at once); results in plan order."""
-    from .kernels import imported_modules
+    """Execute every planned notebook (``jobs`` at once, in plan order as jobs free up); results in plan order.
 
+    Warm: ``jobs`` threads of this process, each with its own warm kernel (the kernels do the work; this
+    process drives them and renders the pages). Cold: ``jobs`` worker processes, a fresh kernel per notebook.
+    """
     results: dict[str, NotebookResult] = {}
     jobs = max(1, min(jobs, len(plan) or 1))
-    modules = imported_modules(item[0] for item in plan) if warm else []
-    if jobs == 1:
-        saved = dict(_WORKER)
-        _WORKER.update(warm=warm, modules=modules, kernel=None)
-        try:
-            for item in plan:
-                r = _run_one(item)
-                results[r.name] = r
-                if echo:
-                    _echo(r)
-        finally:
-            _stop_kernel()
-            _WORKER.update(saved)
+
+    def done(r: NotebookResult) -> None:
+        results[r.name] = r
+        if echo:
+            _echo(r)
+
+    if warm:
+        _run_warm(plan, jobs, done)
+    elif jobs == 1:
+        for item in plan:
+            done(_run_one(item))
     else:
         ctx = multiprocessing.get_context("spawn")
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                    initargs=(warm, modules)) as pool:
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
             futures = {pool.submit(_run_one, item): item for item in plan}
             for fut in cf.as_completed(futures):
-                r = fut.result()
-                results[r.name] = r
-                if echo:
-                    _echo(r)
+                done(fut.result())
     return [results[Path(p[0]).stem] for p in plan]
+
+
+def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
+    """Run ``plan`` on ``jobs`` lanes (threads with a warm kernel each); ``done(result)`` as each finishes."""
+    import queue
+    import threading
+
+    from .kernels import imported_modules
+
+    modules = imported_modules(item[0] for item in plan)
+    todo: queue.SimpleQueue[_Item] = queue.SimpleQueue()
+    for item in plan:
+        todo.put(item)
+    finished: queue.SimpleQueue[NotebookResult | BaseException] = queue.SimpleQueue()
+    lanes = [_Lane(modules) for _ in range(jobs)]
+
+    def work(lane: _Lane) -> None:
+        try:
+            while True:
+                try:
+                    item = todo.get_nowait()
+                except queue.Empty:
+                    return
+                finished.put(lane.run(item))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            finished.put(exc)
+        finally:
+            lane.stop()
+
+    threads = [threading.Thread(target=work, args=(lane,), name=f"workbench-report-{i}", daemon=True)
+               for i, lane in enumerate(lanes)]
+    for t in threads:
+        t.start()
+    try:
+        # while the kernels start and import, this process imports what running and rendering need
+        import nbconvert  # noqa: F401
+        import papermill  # noqa: F401
+
+        for _ in plan:
+            got = finished.get()
+            if isinstance(got, BaseException):
+                raise got
+            done(got)
+    finally:
+        while True:  # each lane stops its own kernel (a kernel's sockets belong to its thread)
+            try:
+                todo.get_nowait()
+            except queue.Empty:
+                break
+        for t in threads:
+            t.join(timeout=10)
+        for lane in lanes:  # interrupted mid-notebook (Ctrl-C, an error): no kernel outlives the run
+            if lane.kernel is not None:
+                lane.kernel.kill()
 
 
 def _echo(r: NotebookResult) -> None:
