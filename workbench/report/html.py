@@ -209,7 +209,8 @@ def timing_text(r: NotebookResult) -> str:
     if "render_s" in t:
         parts.append(f"page {readable.duration(t['render_s'])}")
     if t.get("host"):
-        parts.append(f"on {t['host']} (worker {t.get('worker_pid', '?')})")
+        where = f"job {t['job']} of {t['jobs']}" if "job" in t else f"worker process {t.get('worker_pid', '?')}"
+        parts.append(f"on {t['host']}, {where}")
     if t.get("warm_kernel_error"):
         parts.append(f"ran on a fresh kernel: {t['warm_kernel_error']}")
     return "; ".join(parts)

@@ -269,8 +269,8 @@ def _run_one(args: _Item) -> NotebookResult:
 class _Lane:
     """One job of a warm run: a thread of this process with its own warm kernel, taking notebooks in turn."""
 
-    def __init__(self, modules: list[str]) -> None:
-        self.modules = modules
+    def __init__(self, modules: list[str], number: int = 1, of: int = 1) -> None:
+        self.modules, self.number, self.of = modules, number, of
         self.kernel: WarmKernel | None = None
 
     def run(self, item: _Item) -> NotebookResult:
@@ -291,7 +291,7 @@ class _Lane:
             except KernelError as exc:  # run it on a fresh kernel, and say why
                 note = str(exc)
         r = execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s, kernel=self.kernel)
-        timing = dict(r.timing)
+        timing = {**r.timing, "job": self.number, "jobs": self.of}
         if self.kernel is not None:
             self.kernel.notebooks += 1
             timing.update(warm_up_s=round(warm_up_s, 3), kernel_notebook=self.kernel.notebooks)
@@ -452,7 +452,7 @@ def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
     for item in plan:
         todo.put(item)
     finished: queue.SimpleQueue[NotebookResult | BaseException] = queue.SimpleQueue()
-    lanes = [_Lane(modules) for _ in range(jobs)]
+    lanes = [_Lane(modules, i + 1, jobs) for i in range(jobs)]
 
     def work(lane: _Lane) -> None:
         try:
