@@ -99,17 +99,20 @@ def main(argv: list[str] | None = None) -> int:
     loads = []
     with tempfile.TemporaryDirectory(prefix="workbench-report-speed-") as tmp:
         floor_nbs = trivial_notebooks(Path(tmp) / "trivial", n)
-        for r in range(args.repeats):
+        for _ in range(args.repeats):
             for cold in modes:  # interleaved, so a change in the machine's load hits both alike
                 loads.append(os.getloadavg()[0])
-                fw, fc, _ = timed_report(floor_nbs, Path(tmp) / f"floor{r}{cold}", args.jobs, cold)
-                w, c, per_nb[cold] = timed_report(None, Path(tmp) / f"report{r}{cold}", args.jobs, cold)
+                # one folder per kind and mode, as `make report` reuses reports/: from the second repeat on,
+                # the longest notebooks of the previous run start first
+                fw, fc, _ = timed_report(floor_nbs, Path(tmp) / f"floor-{cold}", args.jobs, cold)
+                w, c, per_nb[cold] = timed_report(None, Path(tmp) / f"report-{cold}", args.jobs, cold)
                 walls.setdefault(("floor", cold), []).append(fw)
                 walls.setdefault(("report", cold), []).append(w)
                 cpus.setdefault(("floor", cold), []).append(fc)
                 cpus.setdefault(("report", cold), []).append(c)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"machine: {cores} cores usable; load average {min(loads):.1f}-{max(loads):.1f} during the run; "
+    print(f"machine: {cores} cores usable; repeats into one folder per mode (runs after the first start the "
+          "longest notebooks first); load average {min(loads):.1f}-{max(loads):.1f} during the run; "
           f"--jobs {args.jobs}; {n} notebooks; median of {args.repeats}")
     for cold in modes:
         kind = "cold kernels" if cold else "warm kernels"
