@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpus.setdefault(("report", cold), []).append(c)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"machine: {cores} cores usable; repeats into one folder per mode (runs after the first start the "
-          "longest notebooks first); load average {min(loads):.1f}-{max(loads):.1f} during the run; "
+          f"longest notebooks first); load average {min(loads):.1f}-{max(loads):.1f} during the run; "
           f"--jobs {args.jobs}; {n} notebooks; median of {args.repeats}")
     for cold in modes:
         kind = "cold kernels" if cold else "warm kernels"
