@@ -67,3 +67,14 @@ def test_inline_html_in_markdown_outputs_stays_whole_and_local_images_are_embedd
     assert "<code>data/nb01/calls_x.csv</code>: 3 rows" in page
     assert "https://h/x_y" in page and 'href="https://h' not in page  # data text, not a link
     assert re.search(r'<img[^>]*src="data:image/png;base64,', page) and 'src="pic.png"' not in page
+
+
+def test_markup_in_code_is_shown_as_text_never_run(tmp_path: Path) -> None:
+    src = ("s = \"<script>alert('x')</script><img src=x onerror=alert(1)>\"  # markup in a string\n"
+           "# <b>a comment</b> & more")
+    nb = make_notebook(tmp_path / "nb" / "01_markup.ipynb", "y = 1  # a number", [src])
+    out = tmp_path / "out"
+    run_report([nb], out_dir=out, echo=False)
+    page = (out / "01_markup.html").read_text()
+    assert "<script" not in page.lower() and "<img src=x" not in page and "<b>a comment" not in page
+    assert "&lt;script&gt;" in page and "&lt;b&gt;a comment&lt;/b&gt; &amp; more" in page

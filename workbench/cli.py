@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -78,7 +77,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     validate_checks(checks, [nb.stem for nb in notebooks])  # a wrong rule stops before anything runs
     overrides = {name: value for name, value in (args.param or [])}
     results = run_report(notebooks, overrides, out_dir=args.out, no_input=args.no_input,
-                         jobs=args.jobs, timeout_s=args.timeout)
+                         jobs=args.jobs, timeout_s=args.timeout, warm=not args.cold_kernels)
     failed = [r for r in results if r.status != "ok"]
     print(f"report: {Path(args.out) / 'index.html'} ({len(results) - len(failed)} ok, {len(failed)} failed)")
     return _gate(results, checks, source, args.junit)
@@ -184,8 +183,11 @@ def build_parser(with_labs: bool = True) -> argparse.ArgumentParser:
                    help="set a notebook parameter (typed by its default); repeatable")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--no-input", action="store_true", help="render HTML without code cells")
-    p.add_argument("--jobs", "-j", type=int, default=max(1, min(2, os.cpu_count() or 1)),
-                   help="notebooks to run at once (default: up to 2)")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="notebooks to run at once (default: the cores this process may use)")
+    p.add_argument("--cold-kernels", action="store_true",
+                   help="start a fresh kernel for every notebook instead of one warm kernel per job "
+                        "(slower; the warm kernel is reset to an empty namespace before each notebook)")
     p.add_argument("--timeout", type=float, default=1800.0, help="per-cell timeout, seconds")
     p.add_argument("--notebooks", help="folder of notebooks (default: the project's notebooks/)")
     p.add_argument("--check", metavar="FILE",

@@ -1,7 +1,10 @@
 """Run notebooks as a report: papermill → executed .ipynb → self-contained HTML + index.
 
 - :mod:`workbench.report.runner` — :func:`execute_notebook`, :func:`run_report`
-  (parallel workers), :func:`discover` / :func:`select` notebooks by name;
+  (parallel jobs), :func:`discover` / :func:`select` notebooks by name;
+- :mod:`workbench.report.kernels` — :class:`~workbench.report.kernels.WarmKernel`: one kernel per job,
+  its imports paid once, reset to a clean namespace before each notebook
+  (:mod:`workbench.report.kernelside` is the part that runs inside the kernel);
 - :mod:`workbench.report.html` — one page per executed notebook, the index,
   ``findings.json`` and ``report.json`` (each with a ``"version"`` of its layout);
 - :mod:`workbench.report.results` — :class:`NotebookResult`, :class:`CellError`;

@@ -10,9 +10,12 @@ The two JSON files carry the version of their layout:
   "uncertainty": {notebook: {finding name: {"ci": [low, high], "tolerance": …,
   "rel_tolerance": …, "better": "lower"|"higher"}}}}`` — ``uncertainty`` lists only
   the findings that declare something, and only the keys they declare;
-- ``report.json``: ``{"version": 1, "notebooks": [NotebookResult.to_json(), ...]}``
-  (status, run time, parameters, findings with units, explanations and the same
-  optional uncertainty keys, the error).
+- ``report.json``: ``{"version": 1, "notebooks": [NotebookResult.to_json(), ...],
+  "run": {...}}`` (status, run time, parameters, findings with units, explanations
+  and the same optional uncertainty keys, the error, and ``timing``: where each
+  notebook's time went, see :class:`~workbench.report.results.NotebookResult`);
+  ``run`` (optional) says where and how the report ran: ``host``, ``jobs``,
+  ``cores``, ``kernels`` ("warm" or "cold"), ``started_s`` (epoch), ``wall_s``.
 
 A version changes when a reader of the previous one would misread the file;
 optional keys that older readers can ignore (``uncertainty``, a finding's ``ci`` …)
@@ -177,12 +180,54 @@ def _card(r: NotebookResult) -> str:
                + (f' (<a href="{anchor}">see the failing cell</a>)' if anchor else "") + "</div>")
     return (f'<section class="nb"><h2>{link} {status} <small>{r.seconds:.1f} s</small></h2>'
             f"<div><small>{html.escape(r.title)}</small></div>"
+            + (f'<div class="timing"><small>{html.escape(timing_text(r))}</small></div>' if r.timing else "")
             + (f'<ul class="answers">{answers}</ul>' if answers else "<p><small>no findings</small></p>")
             + more + params_html + err + "</section>")
 
 
-def write_index(results: list[NotebookResult], out: Path, no_input: bool = False) -> Path:
-    """Write ``index.html``, ``findings.json`` and ``report.json`` for these results."""
+def timing_text(r: NotebookResult) -> str:
+    """Where a notebook's time went, in one line: kernel, cells, slowest cell, page, host."""
+    from .. import readable
+
+    t = r.timing
+    parts = []
+    if t.get("kernel") == "warm":
+        if t.get("warm_up_s"):
+            parts.append(f"warm kernel started and imports loaded {readable.duration(t['warm_up_s'])}")
+        else:
+            parts.append(f"warm kernel (notebook {t.get('kernel_notebook', '?')} on it), reset "
+                         f"{readable.duration(t.get('reset_s') or 0.0)}")
+    elif t.get("kernel") == "cold" and "kernel_start_s" in t:
+        parts.append(f"fresh kernel started {readable.duration(t['kernel_start_s'])}")
+    if "cells_s" in t:
+        parts.append(f"cells {readable.duration(t['cells_s'])}")
+    slow = t.get("slowest_cells") or []
+    if slow:
+        c = slow[0]
+        label = f"[{c['execution_count']}]" if c.get("execution_count") is not None else f"#{c['cell']}"
+        parts.append(f"slowest cell {label} {readable.duration(c['seconds'])}")
+    if "render_s" in t:
+        parts.append(f"page {readable.duration(t['render_s'])}")
+    if t.get("host"):
+        where = f"job {t['job']} of {t['jobs']}" if "job" in t else f"worker process {t.get('worker_pid', '?')}"
+        parts.append(f"on {t['host']}, {where}")
+    if t.get("warm_kernel_error"):
+        parts.append(f"ran on a fresh kernel: {t['warm_kernel_error']}")
+    return "; ".join(parts)
+
+
+def run_text(run: Mapping[str, Any]) -> str:
+    """Where and how the report ran, in one sentence."""
+    from .. import readable
+
+    return (f"Ran on {run.get('host', '?')} with {run.get('jobs', '?')} notebook(s) at once "
+            f"({run.get('cores', '?')} core(s) available), {run.get('kernels', '?')} kernels, in "
+            f"{readable.duration(float(run.get('wall_s') or 0.0))} of wall time.")
+
+
+def write_index(results: list[NotebookResult], out: Path, no_input: bool = False,
+                run: Mapping[str, Any] | None = None) -> Path:
+    """Write ``index.html``, ``findings.json`` and ``report.json`` for these results (``run``: see ``report.json``)."""
     findings = {r.name: {k: f.value for k, f in r.findings.items()} for r in results}
     uncertainty = {r.name: {k: f.uncertainty() for k, f in r.findings.items() if f.uncertainty()} for r in results}
     uncertainty = {k: v for k, v in uncertainty.items() if v}
@@ -190,8 +235,8 @@ def write_index(results: list[NotebookResult], out: Path, no_input: bool = False
         json.dumps({"version": FINDINGS_JSON_VERSION, "findings": findings, "uncertainty": uncertainty},
                    indent=2, allow_nan=False) + "\n")
     _write_whole(out / "report.json",
-        json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results]},
-                   indent=2, default=str) + "\n")
+        json.dumps({"version": REPORT_JSON_VERSION, "notebooks": [r.to_json() for r in results],
+                    **({"run": dict(run)} if run else {})}, indent=2, default=str) + "\n")
     cards = "".join(_card(r) for r in results)
     n_ok = sum(r.status == "ok" for r in results)
     page = f"""<!DOCTYPE html>
@@ -219,7 +264,8 @@ small {{ color: #555; }}
 </style></head><body>
 <h1>workbench report</h1>
 <p>{n_ok} of {len(results)} notebooks ran cleanly. Generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.
-Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.json">report.json</a>.</p>
+Machine-readable: <a href="findings.json">findings.json</a>, <a href="report.json">report.json</a>.
+{html.escape(run_text(run)) if run else ""}</p>
 {cards}
 </body></html>
 """

@@ -110,4 +110,5 @@ def _notebook_from(entry: Any, source: str, index: int) -> NotebookResult:
         name=name, title=str(entry.get("title") or name), status=status,
         seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
         parameters=params if isinstance(params, dict) else {},
-        findings=findings, error=error, ipynb=entry.get("ipynb"), html=entry.get("html"))
+        findings=findings, error=error, ipynb=entry.get("ipynb"), html=entry.get("html"),
+        timing=entry["timing"] if isinstance(entry.get("timing"), dict) else {})

@@ -31,6 +31,11 @@ class NotebookResult:
     error: CellError | None = None
     ipynb: str | None = None
     html: str | None = None
+    #: where the time went: ``kernel`` ("warm"/"cold"), ``kernel_start_s``, ``warm_up_s`` (start and imports
+    #: of a warm kernel, paid by the first notebook on it), ``reset_s``, ``cells_s``, ``slowest_cells``,
+    #: ``render_s``, ``host``, ``worker_pid``, ``job`` and ``jobs`` (which of the run's parallel jobs),
+    #: ``started_s`` (epoch); empty when not recorded
+    timing: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
