@@ -504,9 +504,9 @@ def _probe_detection(name: str, f: InputFile) -> Detection:
     det.evidence["advice"] = advice
     det.evidence["ratio_by_advice"] = {a: v.evidence.get("ratio") for a, v in per.items()}
     det.evidence["verdict_by_advice"] = {a: v.verdict for a, v in per.items()}
-    det.plot = {"kind": "bars", "labels": [f"{a} asked" for a in per] + [f"{a} fetched" for a in per],
-                "values": [float(v.evidence["demanded_bytes"]) / 2**10 for v in per.values()]
-                + [float(v.evidence["fetched_bytes"]) / 2**10 for v in per.values()], "ylabel": "KiB"}
+    det.plot = {"kind": "bars", "labels": [f"{a} {what}" for a in per for what in ("asked", "fetched")],
+                "values": [float(v.evidence[key]) / 2**10 for v in per.values()
+                           for key in ("demanded_bytes", "fetched_bytes")], "ylabel": "KiB"}
     if det.verdict != "not found":
         det.notebook = NOTEBOOKS["03"]
         det.command = report_command("03", {"probe_dir": f.path, "probe_anchor": PROBE_ANCHOR})

@@ -6,7 +6,8 @@ A plot payload is a dict with ``kind``:
   quantum's lattice), ``logx`` and ``logy``;
 - ``"points"``: ``x``, ``y``, optional ``lo``/``hi`` (interval per point), ``fit_x``/``fit_y``
   (a fitted line), ``xlabel``, ``ylabel``, ``logx``;
-- ``"bars"``: ``labels``, ``values``, ``ylabel``.
+- ``"bars"``: ``labels``, ``values``, ``ylabel`` (the values' axis): horizontal bars, one row per
+  label, a label with "asked" in blue, the others in red.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def plot_suspect(plot: dict[str, Any], ax: Axes | None = None, title: str = "") 
     if ax is None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        fig = Figure(figsize=(4.8, 2.6), layout="constrained")
+        rows = len(plot.get("labels", ())) if plot.get("kind") == "bars" else 0
+        fig = Figure(figsize=(4.8, max(2.6, 0.9 + 0.32 * rows)), layout="constrained")
         FigureCanvasAgg(fig)
         ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
@@ -64,8 +66,17 @@ def plot_suspect(plot: dict[str, Any], ax: Axes | None = None, title: str = "") 
             ax.set_xscale("log")
         ax.set_ylabel(plot.get("ylabel", ""))
     elif kind == "bars":
-        ax.bar([str(s) for s in plot["labels"]], plot["values"], color=["#4a6fa5", "#b03a2e"][:len(plot["values"])])
-        ax.set_ylabel(plot.get("ylabel", ""))
+        # horizontal bars, one row per label: long or many labels never run into each other
+        labels = [str(s) for s in plot["labels"]]
+        colours = ["#4a6fa5" if "asked" in lab else "#b03a2e" for lab in labels]
+        pos = np.arange(len(labels))
+        ax.barh(pos, plot["values"], color=colours)
+        ax.set_yticks(pos, labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(plot.get("ylabel", ""))
+        if title:
+            ax.set_title(title, fontsize=9)
+        return ax
     else:
         ax.text(0.5, 0.5, "no figure for this evidence", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel(plot.get("xlabel", ""))
