@@ -6,6 +6,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import settings
+
+# property tests run on busy machines (CI runs the suite beside CPU hogs): no per-example deadline, anywhere
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
 
 # every figure a plot_* function draws in the suite (notebook kernels inherit this) is checked for
 # overlapping labels, labels leaving the figure and legends over data: a FigureLayoutError fails the test

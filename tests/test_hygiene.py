@@ -103,3 +103,10 @@ def test_checker_wants_papermill_to_read_every_parameter_as_written(tmp_path: Pa
     path = make_notebook(tmp_path / "01_q.ipynb", "a = 1  # the a\nb = ''  # text, empty = none", ["print(a)"])
     problems = hygiene_problems(path)
     assert problems and all("papermill" in p and "'b'" in p for p in problems), problems
+
+
+def test_property_tests_have_no_deadline() -> None:
+    """One settings profile (tests/conftest.py) lifts hypothesis' 200 ms deadline for every property test."""
+    from hypothesis import settings
+
+    assert settings.default.deadline is None

@@ -24,7 +24,7 @@ bad_row = st.sampled_from(["x,1", "1796000000000,abc", "1796000000000,-5",
                            "1796000000000,1,2", "1796000000000,nan", ",,"])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     unit=st.sampled_from(sorted(UNITS)),
     rows=st.lists(st.one_of(good_row.map(lambda r: ("good", r)), bad_row.map(lambda r: ("bad", r)),
@@ -68,7 +68,7 @@ def test_help_documents_both_schemas():
 hist_values = st.lists(st.integers(min_value=1_000, max_value=10_000_000_000), min_size=1, max_size=50)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(intervals=st.lists(st.tuples(st.sampled_from([None, "A", "b-2"]), hist_values), min_size=1, max_size=6),
        give_unit=st.booleans())
 def test_hlog_written_by_hdrh_reads_back(intervals, give_unit):
@@ -103,7 +103,7 @@ def test_hlog_written_by_hdrh_reads_back(intervals, give_unit):
         assert rows["latency_s"].max() <= max(values) * 1e-9 * 1.01 + 1e-9
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(values=hist_values, use_csv=st.booleans())
 def test_hgrm_written_by_hdrh_reads_back(values, use_csv):
     h = HdrHistogram(1, 3_600_000_000_000, 3)
@@ -132,7 +132,7 @@ def _wrk_format_time_us(n: float) -> str:
     return f"{n:.2f}{unit}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(us=st.floats(min_value=1, max_value=3e10, allow_nan=False))
 def test_wrk_times_read_back_in_seconds(us):
     from workbench.latency._wrk import wrk_time_s

@@ -221,7 +221,7 @@ def test_single_mode_condition_adds_no_evidence():
 
 # ------------------------------------------------------------- properties ----
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(q=st.floats(5.0, 500.0), base_frac=st.floats(0.0, 0.2), seed=st.integers(0, 10_000))
 def test_property_known_quantum_is_found(q, base_frac, seed):
     x = stalls_ms(q, base_frac * q, n=2000, weights=(0.6, 0.25, 0.15), spread=q / 80, seed=seed)
@@ -229,7 +229,7 @@ def test_property_known_quantum_is_found(q, base_frac, seed):
     assert found is not None and found == pytest.approx(q, rel=0.05)
 
 
-@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(step=st.sampled_from([0.001, 0.1, 1.0, 10.0]), sigma=st.floats(0.1, 1.5), seed=st.integers(0, 10_000))
 def test_property_no_quantum_at_the_recording_resolution(step, sigma, seed):
     x = np.random.default_rng(seed).lognormal(0.0, sigma, 1500) * 50 * step
@@ -246,7 +246,7 @@ def test_quantum_as_a_decision():
     assert no.verdict == "no" and "one mode" in no.because and no.evidence["quantum_ms"] is None
 
 
-@settings(deadline=None, max_examples=30, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(bulk=st.integers(200, 5000), small=st.integers(8, 40), ratio=st.floats(3.0, 300.0),
        bulk_ms=st.floats(0.1, 50.0), seed=st.integers(0, 10_000))
 def test_property_small_far_cluster_keeps_its_count(bulk, small, ratio, bulk_ms, seed):

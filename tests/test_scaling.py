@@ -81,7 +81,7 @@ def test_loader_reads_streams_and_gzip(tmp_path) -> None:
     assert sc.read_lines_of_code(p).iloc[0]["lines"] == 44
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.text(alphabet="0123456789.,-x \t", max_size=20), max_size=15))
 def test_every_line_is_parsed_or_rejected(lines: list[str]) -> None:
     text = "iteration,cores,time_s\n" + "\n".join(lines) + "\n"

@@ -57,7 +57,7 @@ def test_loaded_back_frame_has_the_parse_dtypes_from_row_groups_out_of_order(tmp
     assert got["args"].array._pa_array.num_chunks > 1  # slices of the decoded buffers, not a copy
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(st.lists(st.integers(0, 40), min_size=0, max_size=60), st.integers(1, 6))
 def test_a_reorder_by_runs_equals_a_gather(moves: list[int], max_runs: int) -> None:
     n = 50

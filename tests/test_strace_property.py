@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from workbench.syscalls import native_available, read_strace
 
 NATIVE = native_available()
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 
 NAMES = ["read", "write", "openat", "futex", "clone3", "rt_sigprocmask", "_llseek", "syscall_0x1b6"]
 ARG_TOKENS = [
