@@ -20,11 +20,9 @@ from workbench.latency import read_latency  # noqa: E402
 from workbench.schema import Rejects, rejects_of  # noqa: E402
 from workbench.syscalls import read_strace  # noqa: E402
 
-DATA = Path(__file__).parent / "data"
-HLOGS = sorted((DATA / "latency").glob("*.hlog"))
-TRACES = [DATA / "strace" / n for n in ("tricky.txt", "ttt.txt", "single.txt", "threads_futex.txt")]
-FF_SET = sorted((DATA / "strace" / "ff").glob("trace.*"))
-PROC = DATA / "counters" / "proc"
+# the same fleets, and the in-process cluster fixture of the engine tests
+from .test_engine import FF_SET, HLOGS, PROC, TRACES, client  # noqa: E402, F401
+
 LOG_ENV = "WORKBENCH_TEST_PARSE_LOG"
 
 # the loaders as they are, before a test swaps in a counting one (workers import this module afresh)
@@ -107,17 +105,9 @@ def _fleet(tmp_path: Path) -> dict[str, tuple[Any, list[str]]]:
 READERS = {"latency": read_latency, "strace": read_strace, "counters": read_series}
 
 
-@pytest.fixture(scope="module")
-def threads_client():
-    cluster = distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, **engine.LOOPBACK_HTTP)
-    cl = distributed.Client(cluster, set_as_default=True)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize("family", sorted(READERS))
-def test_each_file_is_parsed_once(family: str, counting: Path, threads_client, tmp_path: Path) -> None:
+def test_each_file_is_parsed_once(family: str, counting: Path, tmp_path: Path) -> None:
     sources, parts = _fleet(tmp_path)[family]
     ddf = READERS[family](sources, engine="dask")
     assert ddf.npartitions == len(parts)

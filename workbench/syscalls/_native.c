@@ -252,24 +252,6 @@ static char *seg_alloc(size_t n) {
     return malloc(n);
 #endif
 }
-static void seg_unmap(seg_t *g);
-static void seg_free(seg_t *g) {
-    if (!g->p) return;
-    if (g->cap != SEG_SIZE) { seg_unmap(g); return; }
-    {
-        int kept = 0;
-        pthread_mutex_lock(&seg_lock);
-        if (seg_pooled < SEG_POOL) { seg_pool[seg_pooled++] = g->p; kept = 1; }
-        pthread_mutex_unlock(&seg_lock);
-        if (kept) { g->p = NULL; return; }
-    }
-#ifdef MAP_ANONYMOUS
-    munmap(g->p, g->cap);
-#else
-    free(g->p);
-#endif
-    g->p = NULL;
-}
 /* a segment straight back to the system (the final gather: the pool would only raise the peak) */
 static void seg_unmap(seg_t *g) {
     if (!g->p) return;
@@ -279,6 +261,18 @@ static void seg_unmap(seg_t *g) {
     free(g->p);
 #endif
     g->p = NULL;
+}
+/* a segment back to the pool when it has room (standard-size segments only), else to the system */
+static void seg_free(seg_t *g) {
+    int kept = 0;
+    if (!g->p) return;
+    if (g->cap == SEG_SIZE) {
+        pthread_mutex_lock(&seg_lock);
+        if (seg_pooled < SEG_POOL) { seg_pool[seg_pooled++] = g->p; kept = 1; }
+        pthread_mutex_unlock(&seg_lock);
+    }
+    if (kept) g->p = NULL;
+    else seg_unmap(g);
 }
 
 typedef struct {
