@@ -77,11 +77,32 @@ def test_damaged_entry_is_discarded_with_a_warning_never_served(tmp_path: Path, 
     assert not path.exists()  # gone: the next load parses again and stores afresh
 
 
+def test_checksum_in_blocks_finds_a_flip_in_any_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry of many checksum blocks (checked in parallel) is served whole and refused with one bit
+    flipped in its last block."""
+    import workbench.cache as C
+
+    monkeypatch.setattr(C, "_CRC_BLOCK", 4096)
+    c = Cache("demo", tmp_path)
+    f = pd.DataFrame({"x": np.arange(20_000, dtype=np.float64)})
+    path = c.store(_key(), f)
+    assert path is not None and path.stat().st_size > 10 * 4096
+    back = c.load(_key())
+    assert back is not None
+    pd.testing.assert_frame_equal(back, f)
+    del back
+    data = bytearray(path.read_bytes())
+    data[-5000] ^= 0x04
+    path.write_bytes(bytes(data))
+    with pytest.warns(UserWarning, match="checksum"):
+        assert c.load(_key()) is None
+
+
 def test_no_pickle_and_no_side_files(tmp_path: Path) -> None:
     c = Cache("demo", tmp_path)
     c.store(_key(), _frame())
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert len(files) == 1 and files[0].endswith(".parquet")
+    assert len(files) == 1 and files[0].endswith(".arrow")
     (tmp_path / f"{_key()}.attrs.pkl").write_bytes(b"cos\nsystem\n(S'touch pwned'\ntR.")  # a planted pickle
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -148,7 +169,7 @@ def test_strace_entry_comes_from_the_bytes_parsed(tmp_path: Path, monkeypatch: p
     p.write_bytes(new)
     hit = read_strace(p, native=native, cache=where, check_summary=False)
     pd.testing.assert_frame_equal(hit, read_strace(p, native=native, check_summary=False))
-    assert len(list(where.glob("*.parquet"))) == 2  # one entry per content, each under its own bytes
+    assert len(list(where.glob("*.arrow"))) == 2  # one entry per content, each under its own bytes
 
 
 def test_streamed_latency_entry_comes_from_the_bytes_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +215,7 @@ def test_two_processes_filling_one_entry_leave_one_valid_entry(tmp_path: Path) -
         p.join(timeout=600)
         assert p.exitcode == 0
     entries = [p for p in cache_dir.rglob("*") if p.is_file()]
-    assert len(entries) == 1 and entries[0].suffix == ".parquet", entries  # no temporary file left, one entry
+    assert len(entries) == 1 and entries[0].suffix == ".arrow", entries  # no temporary file left, one entry
     fresh = read_latency(data)
     cached = read_latency(data, cache=cache_dir)
     pd.testing.assert_frame_equal(cached, fresh)
@@ -228,6 +249,41 @@ def test_lean_columns_come_back_from_arrow_without_objects(tmp_path: Path, monke
     pd.testing.assert_frame_equal(back, f, check_exact=True)
     assert back["kind"].cat.categories.dtype == object and back["args"].dtype == TEXT_DTYPE
     assert back["args"].isna().tolist() == [False, True, False] and back["args"].iloc[2] == "é"
+
+
+def test_a_hit_is_built_over_the_mapped_entry_and_edits_stay_private(tmp_path: Path) -> None:
+    """Numeric columns and codes are views of the entry's pages (no copy), yet editable; a change to the frame
+    never reaches the file, and the next hit gives the stored values again."""
+    from workbench.arrow_frames import TEXT_DTYPE
+
+    n = 50_000
+    f = pd.DataFrame({
+        "duration_s": np.linspace(0, 1, n),
+        "syscall": pd.Categorical(np.where(np.arange(n) % 3 == 0, "read", "futex")),
+        "pid": pd.array(np.where(np.arange(n) % 7 == 0, None, np.arange(n)), dtype="Int64"),
+        "args": pd.array([f"fd={i}" for i in range(n)], dtype=TEXT_DTYPE),
+    })
+    c = Cache("demo", tmp_path)
+    path = c.store(_key(), f)
+    assert path is not None and path.stat().st_size > n * 8 * 2  # uncompressed: the frame's own bytes
+    back = c.load(_key())
+    assert back is not None
+    pd.testing.assert_frame_equal(back, f, check_exact=True)
+    for col in (back["duration_s"].to_numpy(), back["syscall"].array.codes, back["pid"].array._data):
+        owner = col
+        while isinstance(owner, np.ndarray) and owner.base is not None:
+            owner = owner.base
+        assert not isinstance(owner, np.ndarray), "a column was copied out of the map"
+    before = path.read_bytes()
+    back.loc[0, "duration_s"] = 99.0
+    back["duration_s"] *= 2
+    back.loc[1, "pid"] = -5
+    back.loc[2, "args"] = "changed"
+    assert back["duration_s"].iloc[0] == 198.0 and back["pid"].iloc[1] == -5 and back["args"].iloc[2] == "changed"
+    assert path.read_bytes() == before
+    again = c.load(_key())
+    assert again is not None
+    pd.testing.assert_frame_equal(again, f, check_exact=True)
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["reference", "native"])
@@ -287,9 +343,9 @@ def test_settled_file_changed_during_the_parse_leaves_no_entry(tmp_path: Path,
 
     monkeypatch.setattr(R, "_file_key", racing)
     assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3
-    assert list(where.glob("*.parquet")) == [] and list(where.glob("*.stat")) == []
+    assert list(where.glob("*.arrow")) == [] and list(where.glob("*.stat")) == []
     monkeypatch.setattr(R, "_file_key", real)
     assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 3  # stored, hashed once
-    assert len(list(where.glob("*.parquet"))) == 1
+    assert len(list(where.glob("*.arrow"))) == 1
     p.write_bytes(_trace(5))
     assert len(read_strace(p, native=False, cache=where, check_summary=False)) == 5

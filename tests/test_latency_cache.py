@@ -47,13 +47,13 @@ def test_cached_load_equals_a_fresh_parse(name, tmp_path, monkeypatch):
     _same(fresh, second)
 
 
-def test_entries_are_checksummed_parquet_files_only(tmp_path):
+def test_entries_are_checksummed_arrow_files_only(tmp_path):
     cache = tmp_path / "cache"
     read_latency(DATA / "hey_404_8col.csv", cache=cache)
     files = [p for p in cache.rglob("*") if p.is_file()]
-    assert len(files) == 1 and files[0].suffix == ".parquet"
+    assert len(files) == 1 and files[0].suffix == ".arrow"
     key, checksum = files[0].stem.rsplit("-", 1)
-    assert len(key) == 40 and len(checksum) == 24  # BLAKE2 key and BLAKE2 checksum of the entry
+    assert len(key) == 40 and len(checksum) == 8  # BLAKE2 key and CRC-32 of the entry
 
 
 def test_cache_is_keyed_by_content_and_options(tmp_path):
@@ -61,12 +61,12 @@ def test_cache_is_keyed_by_content_and_options(tmp_path):
     f.write_text("latency_ms\n1\n2\nbad\n")
     cache = tmp_path / "cache"
     a = read_latency(f, cache=cache)
-    assert len(list(cache.glob("*.parquet"))) == 1
+    assert len(list(cache.glob("*.arrow"))) == 1
     f.write_text("latency_ms\n1\n2\n3\n")
     b = read_latency(f, cache=cache)
     assert len(b) == 3 and len(b.attrs["rejects"]) == 0 and len(a.attrs["rejects"]) == 1
     c = read_latency(f, cache=cache, unit="ms")  # other options, other entry
-    assert len(c) == 3 and len(list(cache.glob("*.parquet"))) == 3
+    assert len(c) == 3 and len(list(cache.glob("*.arrow"))) == 3
     # the same bytes under another name: a hit that reports the new name, in attrs and in the rejects
     f.write_text("latency_ms\n1\n2\nbad\n")
     g = tmp_path / "copy.csv"
@@ -90,7 +90,7 @@ def test_strict_still_raises_on_a_cached_reject(tmp_path):
 def test_a_damaged_entry_is_discarded_and_the_file_parsed_again(damage, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     fresh = read_latency(DATA / "wrk_latency.txt", cache=cache)
-    (entry,) = cache.glob("*.parquet")
+    (entry,) = cache.glob("*.arrow")
     data = bytearray(entry.read_bytes())
     if damage == "flip":
         data[len(data) // 2] ^= 0x01
@@ -100,7 +100,7 @@ def test_a_damaged_entry_is_discarded_and_the_file_parsed_again(damage, tmp_path
     with pytest.warns(UserWarning, match="damaged"):
         again = read_latency(DATA / "wrk_latency.txt", cache=cache)
     _same(fresh, again)
-    (rewritten,) = cache.glob("*.parquet")  # the damaged entry is gone, a whole one took its place
+    (rewritten,) = cache.glob("*.arrow")  # the damaged entry is gone, a whole one took its place
     assert rewritten.read_bytes() != bytes(data)
     _no_parse(monkeypatch)
     _same(fresh, read_latency(DATA / "wrk_latency.txt", cache=cache))
@@ -139,4 +139,4 @@ def test_streamed_csv_is_cached_too(tmp_path, monkeypatch):
 def test_default_cache_dir_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path))
     read_latency(DATA / "hey_index_8col.csv", cache=True)
-    assert len(list((tmp_path / "latency").glob("*.parquet"))) == 1
+    assert len(list((tmp_path / "latency").glob("*.arrow"))) == 1

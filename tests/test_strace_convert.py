@@ -150,6 +150,28 @@ def test_columns_and_filters(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(got, want, check_exact=True)
 
 
+def test_converted_trace_through_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache= on a converted trace: the first load decodes the Parquet and stores it; the next one maps the
+    entry (the Parquet is not decoded) and gives the same frame and attrs; a part has its own entry."""
+    import workbench.syscalls.convert as C
+
+    out = tmp_path / "t.parquet"
+    to_parquet(ROOT / "tests" / "data" / "strace" / "threads_futex.txt", out, row_group_lines=50)
+    want = _read(out)
+    part = _read(out, columns=["syscall", "duration_s"], filters=[("syscall", "=", "futex")])
+    _assert_same(_read(out, cache=tmp_path / "c"), want)
+    _read(out, cache=tmp_path / "c", columns=["syscall", "duration_s"], filters=[("syscall", "=", "futex")])
+    assert len(list((tmp_path / "c").glob("*.arrow"))) == 2
+
+    def no_decode(*_: object, **__: object) -> None:
+        raise AssertionError("the Parquet was decoded again")
+
+    monkeypatch.setattr(C, "read_converted", no_decode)
+    _assert_same(_read(out, cache=tmp_path / "c"), want)
+    pd.testing.assert_frame_equal(_read(out, cache=tmp_path / "c", columns=["syscall", "duration_s"],
+                                        filters=[("syscall", "=", "futex")]), part, check_exact=True)
+
+
 def test_pid_filter_sees_pids_filled_in_later(tmp_path: Path) -> None:
     path = DATA / "stderr_mode.txt"  # no pid prefix until a second thread starts
     out = tmp_path / "s.parquet"

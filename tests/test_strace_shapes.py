@@ -308,7 +308,7 @@ def test_cache_roundtrip_skips_parsing(read, tmp_path, monkeypatch) -> None:
     assert isinstance(a.attrs["rejects"], Rejects) and len(a.attrs["rejects"]) == 1
     assert isinstance(a.attrs["messages"], SideTable) and len(a.attrs["messages"]) == 1
     assert len(a.attrs["strace_summary"]) == 2 and len(a.attrs["summary_mismatches"]) == 0
-    assert len(list((tmp_path / "c").glob("*.parquet"))) == 1  # one file per entry
+    assert len(list((tmp_path / "c").glob("*.arrow"))) == 1  # one file per entry
     monkeypatch.setattr(reader, "parse_one", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
     b = read(p, cache=tmp_path / "c")
     pd.testing.assert_frame_equal(a, b)
@@ -378,7 +378,7 @@ def test_progress_bar_and_default_cache_dir(read, tmp_path, monkeypatch, capsys)
     assert "strace t.txt" in capsys.readouterr().err
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cachehome"))
     g = read(p, cache=True)
-    assert any((tmp_path / "cachehome" / "strace").glob("*.parquet"))
+    assert any((tmp_path / "cachehome" / "strace").glob("*.arrow"))
     pd.testing.assert_frame_equal(f, g)
 
 

@@ -1,23 +1,28 @@
-"""The one content-keyed Parquet cache of loaded frames (``read_latency``, ``read_strace``: ``cache=``).
+"""The one content-keyed cache of loaded frames (``read_latency``, ``read_strace``: ``cache=``).
 
-An entry is a single Parquet file named ``<key>-<checksum>.parquet``:
+An entry is a single uncompressed Arrow IPC file named ``<key>-<checksum>.arrow``:
 
 - ``key`` is a BLAKE2 hash of the loader's name and its source files (a changed
   parser never reuses an old entry), the reader options and the input bytes —
   the very bytes the parser read (:class:`Key` is fed while parsing), so a
   file changed between the lookup and the parse never leaves a stale entry;
-- ``checksum`` is a BLAKE2 hash of the entry's own bytes, checked on every load,
-  so a flipped bit, a truncated write or a foreign file is found, discarded with
-  a warning, and the input parsed again;
-- the frame's ``attrs`` travel as JSON in the Parquet metadata (side tables —
+- ``checksum`` is a CRC-32 of the CRC-32s of the entry's 32 MiB blocks,
+  checked on every load on all cores (about 0.1 s per 400 MiB), so a flipped bit, a truncated write or a foreign
+  file is found, discarded with a warning, and the input parsed again;
+- the frame's ``attrs`` travel as JSON in the schema metadata (side tables —
   :class:`~workbench.schema.Rejects`, :class:`~workbench.schema.SideTable` — as
   Arrow IPC inside it). Nothing is ever unpickled or executed.
 
-A load memory-maps the entry (checksum over the map, Parquet decoded from
-it) and rebuilds each column from Arrow as it was stored — categoricals from
-the dictionary arrays, text as pandas' ``str`` dtype over the decoded Arrow
-buffers, nullable integers from values and validity — never through Python
-objects.
+A load memory-maps the entry copy-on-write and builds the frame *over the
+map*, without decoding or copying: numeric columns and categorical codes are
+numpy views of the file's pages, text is pandas' ``str`` dtype over the
+file's Arrow buffers, nullable integers are a view of their values with a
+mask made from the validity bits. A hit therefore costs the checksum and a
+few milliseconds, and the frame's memory is the page cache's, shared with
+every other process that loads the same entry; a column the user changes
+gets private copies of the pages it writes (the file never changes). The
+price is disk: an entry is as big as the frame (about 150 bytes per strace
+event, a little more than the trace's text).
 
 Finding the key means hashing the input, which costs about as much as
 parsing it. A loader can therefore remember the key of files it has hashed
@@ -37,11 +42,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
+import mmap
 import os
 import time
 import warnings
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +60,7 @@ from .schema import Rejects, SideTable
 
 __all__ = ["Cache", "FileStats", "Key", "cache_dir", "key_for"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _META_KEY = b"workbench.cache"
 _PACKAGE = Path(__file__).resolve().parent
 _DIGESTS: dict[tuple[str, ...], bytes] = {}
@@ -152,8 +158,38 @@ class FileStats:
         return all(max(f[4], f[5]) <= self.taken_ns - SETTLED_NS for f in self.files)
 
 
-def _checksum(data: bytes | memoryview) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
+#: the checksum's block: CRC-32 of each block (on every core at once), then the CRC-32 of those
+_CRC_BLOCK = 1 << 25
+
+
+def _combine(crcs: list[int]) -> str:
+    return f"{zlib.crc32(b''.join(c.to_bytes(4, 'little') for c in crcs)):08x}"
+
+
+def _checksum(data: mmap.mmap) -> str:
+    """The entry's checksum over a map of it: blocks checked in parallel (zlib lets go of the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    view = memoryview(data)
+    blocks = [view[i:i + _CRC_BLOCK] for i in range(0, len(view), _CRC_BLOCK)]
+    try:
+        if len(blocks) < 2:
+            return _combine([zlib.crc32(b) for b in blocks])
+        with ThreadPoolExecutor(max_workers=min(len(blocks), os.cpu_count() or 1)) as pool:
+            return _combine(list(pool.map(zlib.crc32, blocks)))
+    finally:
+        for b in blocks:
+            b.release()
+        view.release()
+
+
+def _file_checksum(path: Path) -> str:
+    """The same checksum of a file, read block by block (a map of it would count as resident)."""
+    crcs = []
+    with open(path, "rb") as f:
+        while block := f.read(_CRC_BLOCK):
+            crcs.append(zlib.crc32(block))
+    return _combine(crcs)
 
 
 def _encode_attr(value: Any) -> Any:
@@ -217,13 +253,12 @@ def _restore_objects(frame: pd.DataFrame, columns: dict[str, str]) -> None:
         frame[c] = col.where(col.notna(), None if missing == "none" else float("nan"))
 
 
-#: rows per row group of an entry: few chunks per column, and the reader's scratch space stays a part of a column
-_ROW_GROUP = 1 << 20
 _NULLABLE_INTS = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
 
 
 def _plan(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
-    """How each column is rebuilt from Arrow on load; None when one is of a kind not listed here."""
+    """How each column is stored and rebuilt; None when one is of a kind not listed here (the entry then
+    holds what ``pyarrow.Table.from_pandas`` makes of the frame, and a load converts it back)."""
     from .arrow_frames import TEXT_DTYPE
 
     plan: list[dict[str, Any]] = []
@@ -248,30 +283,77 @@ def _plan(frame: pd.DataFrame) -> list[dict[str, Any]] | None:
     return plan
 
 
-def _columns(box: list[Any], plan: list[dict[str, Any]] | None) -> pd.DataFrame | None:
-    """The frame of the entry's Arrow table in ``box`` by its ``plan`` (see :func:`_plan`); None without a
-    plan (the table is then left in ``box``)."""
-    from .arrow_frames import categorical, nullable_int, numpy_column, text_array
+def _arrays(frame: pd.DataFrame, plan: list[dict[str, Any]]) -> list[Any]:
+    """One contiguous Arrow array per column of ``frame``, laid out as :func:`_frame_over` reads them:
+    categoricals as their integer codes (-1: missing), text as ``large_string``, nullable integers as
+    values with validity, numeric columns as they are."""
+    import pyarrow as pa
 
-    if plan is None or [c["name"] for c in plan] != box[0].column_names:
-        return None
-    table = box.pop()
-    data: dict[str, Any] = {}
-    for c in plan:  # each Arrow column is let go once converted: about one copy of the data alive at once
-        col = table.column(c["name"])
-        table = table.drop_columns([c["name"]])
-        how = c["as"]
-        if how == "category":
-            cat = categorical(col, c["categories"])
-            if not c["object"]:
-                cat = pd.Categorical.from_codes(cat.codes, categories=pd.Index(c["categories"]))
-            data[c["name"]] = cat
-        elif how == "text":
-            data[c["name"]] = text_array(col)
-        elif how == "nullable":
-            data[c["name"]] = nullable_int(col, c["dtype"])
+    out: list[Any] = []
+    for c in plan:
+        col = frame[c["name"]]
+        if c["as"] == "category":
+            out.append(pa.array(np.ascontiguousarray(col.cat.codes.to_numpy())))
+        elif c["as"] == "text":
+            chunked = pa.chunked_array(col.array._pa_array) if hasattr(col.array, "_pa_array") else \
+                pa.chunked_array([pa.array(col.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)])
+            out.append(chunked.cast(pa.large_string()).combine_chunks())
+        elif c["as"] == "nullable":
+            arr = col.array
+            out.append(pa.array(np.ascontiguousarray(arr._data), mask=np.asarray(arr._mask)))
         else:
-            data[c["name"]] = numpy_column(col).astype(np.dtype(c["dtype"]), copy=False)
+            out.append(pa.array(np.ascontiguousarray(col.to_numpy())))
+    return out
+
+
+def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """The frame of an entry's table whose buffers lie in ``mm`` (``base``: the map's address), built
+    over the map: numpy views (writable: the map is copy-on-write), Arrow text kept in place. None when
+    the table is not laid out as :func:`_arrays` writes (then converted the slow way)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .arrow_frames import text_array
+
+    if [c["name"] for c in plan] != table.column_names:
+        return None
+
+    def view(arr: Any, dtype: np.dtype) -> np.ndarray:
+        buf = arr.buffers()[1]
+        off = buf.address - base + arr.offset * dtype.itemsize
+        if off < 0 or off + len(arr) * dtype.itemsize > len(mm) or off % dtype.itemsize:
+            raise ValueError("an entry's column lies outside its file")
+        return np.frombuffer(mm, dtype=dtype, count=len(arr), offset=off)
+
+    data: dict[str, Any] = {}
+    for c in plan:
+        col = table.column(c["name"])
+        if col.num_chunks != 1:
+            return None
+        arr = col.chunk(0)
+        how = c["as"]
+        if how == "text":
+            data[c["name"]] = text_array(col)
+            continue
+        if not pa.types.is_integer(arr.type) and not pa.types.is_floating(arr.type) and how != "numpy":
+            return None
+        if how == "category":
+            if arr.null_count:
+                return None
+            cats = pd.Index(c["categories"], dtype=object) if c["object"] else pd.Index(c["categories"])
+            codes = view(arr, np.dtype(arr.type.to_pandas_dtype()))
+            data[c["name"]] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats))
+        elif how == "nullable":
+            values = view(arr, np.dtype(arr.type.to_pandas_dtype()))
+            mask = pc.is_null(arr).to_numpy(zero_copy_only=False) if arr.null_count else \
+                np.zeros(len(arr), dtype=bool)
+            data[c["name"]] = pd.arrays.IntegerArray(values, mask)
+        else:
+            dtype = np.dtype(c["dtype"])
+            if arr.null_count or dtype.kind == "b":  # (Arrow packs booleans into bits)
+                data[c["name"]] = arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+            else:
+                data[c["name"]] = view(arr, dtype)
     return pd.DataFrame(data, copy=False)
 
 
@@ -285,7 +367,7 @@ class Cache:
     def _entries(self, key: str) -> list[Path]:
         if not self.dir.is_dir():
             return []
-        return sorted(self.dir.glob(f"{key}-*.parquet"))
+        return sorted(self.dir.glob(f"{key}-*.arrow"))
 
     def _memo(self, stats: FileStats, code: Iterable[str], options: dict[str, Any]) -> Path:
         h = hashlib.blake2b(digest_size=20)
@@ -325,31 +407,31 @@ class Cache:
     def load(self, key: str) -> pd.DataFrame | None:
         """The cached frame with its attrs, or None (no entry, or a damaged one: then discarded).
 
-        The entry is memory-mapped: its checksum is computed over the map and
-        the Parquet reader decodes from it, so the file is never copied into
-        the process; columns are rebuilt from Arrow as they were stored
-        (:func:`_columns`), without a round trip through Python objects.
+        The entry is memory-mapped copy-on-write, its checksum computed over
+        the map, and the frame built over the map's pages (:func:`_frame_over`):
+        nothing is decoded or copied, never a Python object per value.
         """
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         for path in self._entries(key):
             try:
-                with pa.memory_map(str(path), "r") as mm:
-                    buf = mm.read_buffer()
-                    if _checksum(memoryview(buf)) != path.stem.rsplit("-", 1)[1]:
-                        raise ValueError("checksum does not match the entry's bytes")
-                    # (ParquetFile: one chunk per row group, where read_table cuts 128 Ki-row batches)
-                    table = pq.ParquetFile(pa.BufferReader(buf)).read(use_threads=True)
-                del buf
-                meta = json.loads((table.schema.metadata or {})[_META_KEY])
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    mm = mmap.mmap(fd, 0, access=mmap.ACCESS_COPY)
+                finally:
+                    os.close(fd)
+                if _checksum(mm) != path.stem.rsplit("-", 1)[1]:
+                    raise ValueError("checksum does not match the entry's bytes")
+                buf = pa.py_buffer(mm)
+                reader = pa.ipc.open_file(pa.BufferReader(buf))
+                meta = json.loads((reader.schema.metadata or {})[_META_KEY])
                 if meta.get("version") != FORMAT_VERSION or meta.get("loader") != self.loader:
                     raise ValueError("entry written by another loader or cache version")
-                box = [table]
-                del table
-                frame = _columns(box, meta.get("columns"))
-                if frame is None:  # an entry with a column this module does not rebuild itself
-                    frame = box.pop().to_pandas()
+                table = reader.read_all()
+                plan = meta.get("columns")
+                frame = _frame_over(mm, buf.address, table, plan) if plan is not None else None
+                if frame is None:  # an entry with a column this module does not lay out itself
+                    frame = table.to_pandas()
                     _restore_objects(frame, meta["objects"])
                 frame.attrs = {k: _decode_attr(v) for k, v in meta["attrs"].items()}
                 return frame
@@ -362,27 +444,31 @@ class Cache:
     def store(self, key: str, frame: pd.DataFrame) -> Path | None:
         """Write ``frame`` (and its attrs) under ``key``; a frame that cannot be stored is skipped with a warning."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
+        tmp: Path | None = None
         try:
             attrs = {k: _encode_attr(v) for k, v in frame.attrs.items()}
+            plan = _plan(frame)
             meta = {"version": FORMAT_VERSION, "loader": self.loader, "attrs": attrs,
-                    "objects": _object_columns(frame), "columns": _plan(frame)}
-            plain = frame.copy(deep=False)
-            plain.attrs = {}
-            table = pa.Table.from_pandas(plain, preserve_index=False)
+                    "objects": _object_columns(frame), "columns": plan}
+            if plan is not None:
+                table = pa.Table.from_arrays(_arrays(frame, plan), names=[c["name"] for c in plan])
+            else:
+                plain = frame.copy(deep=False)
+                plain.attrs = {}
+                table = pa.Table.from_pandas(plain, preserve_index=False).combine_chunks()
             table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                    _META_KEY: json.dumps(meta, allow_nan=True).encode()})
-            buf = io.BytesIO()
-            # LZ4 decodes about a fifth faster than zstd; the reader decodes the columns on all cores
-            pq.write_table(table, buf, compression="lz4", row_group_size=_ROW_GROUP)
-            data = buf.getvalue()
             self.dir.mkdir(parents=True, exist_ok=True)
-            path = self.dir / f"{key}-{_checksum(data)}.parquet"
-            tmp = self.dir / f".{key}.{os.getpid()}.{id(buf):x}.tmp"
-            tmp.write_bytes(data)
+            tmp = self.dir / f".{key}.{os.getpid()}.{id(table):x}.tmp"
+            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)  # one record batch: every column one contiguous buffer
+            del table
+            path = self.dir / f"{key}-{_file_checksum(tmp)}.arrow"
             os.replace(tmp, path)
             return path
         except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
             warnings.warn(f"{self.loader} cache not written: {exc}", stacklevel=3)
             return None

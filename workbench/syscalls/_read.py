@@ -667,11 +667,14 @@ def read_strace(
     keyed by the files' names and bytes, ``pid_prefix``, ``timestamps`` and the
     scanner's own sources, so the next load of the same bytes skips parsing and
     gives an equal frame (dtypes and attrs); an edited trace or scanner is parsed
-    again. A hit memory-maps the entry and rebuilds the columns from Arrow (no
-    Python objects); the key of a file that had not changed for two seconds
+    again. A hit maps the entry (uncompressed Arrow, about the frame's size on
+    disk) and builds the frame over the map, without decoding or copying; the
+    key of a file that had not changed for two seconds
     before it was read is remembered with its inode, size, mtime and ctime, so
     the next lookup does not read the file at all (any write changes the
     ctime: the file is then hashed again). Text and streams are never cached.
+    A converted trace (below) is cached too, per ``columns``/``filters``: the
+    Parquet is decoded once, later loads map the entry.
 
     ``engine="dask"`` (files only) returns a dask DataFrame with the same
     columns and dtypes: one lazy partition per trace, where a trace is one file
@@ -731,8 +734,11 @@ def read_strace(
         from .convert import is_converted, read_converted
 
         if is_converted(sources[0][1]):
-            return read_converted(sources[0][1], columns=columns, filters=filters, strict=strict,
-                                  check_summary=check_summary, date=date, tz=tz, time_base_s=time_base_s)
+            conv = dict(columns=columns, filters=filters, check_summary=check_summary, date=date, tz=tz,
+                        time_base_s=time_base_s)
+            if not cache:
+                return read_converted(sources[0][1], strict=strict, **conv)
+            return _converted_cached(sources[0][1], cache, strict, conv)
     if columns is not None or filters is not None:
         raise UsageError("read_strace: columns= and filters= apply to a trace converted to Parquet "
                          "(workbench.syscalls.to_parquet, workbench strace convert); convert it first")
@@ -794,6 +800,31 @@ def read_strace(
             FileStats.of(Path(f[0]) for f in stats.files).files == stats.files:
         store.store(key, frame)  # unchanged since the lookup hashed them (see Cache.remember)
     return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
+
+
+def _converted_cached(path: Path, cache: bool | str | os.PathLike[str], strict: bool,
+                      conv: dict[str, Any]) -> pd.DataFrame:
+    """A converted trace through the cache: the Parquet decoded once, later loads map the entry."""
+    from ..cache import Cache, FileStats, key_for
+    from .convert import read_converted, side_path_of
+
+    store = Cache("strace", cache)
+    paths = [path, side_path_of(path)] if side_path_of(path).is_file() else [path]
+    options = {"converted": True, **{k: repr(v) for k, v in conv.items()}}
+    stats = FileStats.of(paths)
+    key = store.recall(stats, _CODE, options)
+    if key is None:
+        key = key_for("strace", _CODE, options, [p.read_bytes() for p in paths])
+        store.remember(stats, _CODE, options, key)
+    hit = store.load(key)
+    if hit is not None:
+        if strict and len(rejects_of(hit)):
+            raise ParseError(*_first_reject(rejects_of(hit).rows()))
+        return _object_categories(hit)
+    frame = read_converted(path, strict=strict, **conv)
+    if FileStats.of(paths).files == stats.files:  # (the files did not change while they were read)
+        store.store(key, frame)
+    return frame
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
