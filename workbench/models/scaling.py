@@ -506,6 +506,10 @@ def _usl_fit_once(n: np.ndarray, x: np.ndarray, p0: np.ndarray | None = None) ->
     def logusl(nn: np.ndarray, loglam: float, s: float, k: float) -> np.ndarray:
         return loglam + np.log(nn) - np.log1p(s * (nn - 1) + k * nn * (nn - 1))
 
+    def jac(nn: np.ndarray, loglam: float, s: float, k: float) -> np.ndarray:  # (exact: no finite differences)
+        d = 1 + s * (nn - 1) + k * nn * (nn - 1)
+        return np.column_stack([np.ones_like(nn), -(nn - 1) / d, -nn * (nn - 1) / d])
+
     from scipy import optimize
 
     y = np.log(x)
@@ -518,7 +522,7 @@ def _usl_fit_once(n: np.ndarray, x: np.ndarray, p0: np.ndarray | None = None) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                p, cov = optimize.curve_fit(logusl, n, y, p0=start,
+                p, cov = optimize.curve_fit(logusl, n, y, p0=start, jac=jac,
                                             bounds=([-np.inf, 0, 0], [np.inf, 1, np.inf]), maxfev=20000)
             except (RuntimeError, ValueError):
                 continue

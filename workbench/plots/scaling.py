@@ -18,7 +18,7 @@ from matplotlib.patches import Rectangle
 
 from .. import _moved
 from .check import checked
-from .style import legend_outside, new_axes
+from .style import layout_paused, legend_outside, new_axes
 
 if TYPE_CHECKING:
     from ..models.scaling import PowerLawFit, USLFit
@@ -76,9 +76,10 @@ def plot_time_heatmap(times: pd.DataFrame, iteration: int, ax: Axes | None = Non
     shown = np.where(data > 0, data, np.nan)
     vmax = vmax_s or float(np.nanmax(shown))
     labels = np.where(np.isfinite(shown), np.vectorize(lambda v: f"{v:.3g}")(np.nan_to_num(shown)), "")
-    sns.heatmap(pd.DataFrame(shown, index=g.index, columns=g.columns), ax=ax, cmap="viridis",
-                norm=LogNorm(vmin=vmin_s, vmax=vmax), annot=labels, fmt="", annot_kws={"fontsize": 8},
-                linewidths=0.5, linecolor="white", cbar_kws={"label": "time, s (log scale)"})
+    with layout_paused(ax.get_figure(root=True)):
+        sns.heatmap(pd.DataFrame(shown, index=g.index, columns=g.columns), ax=ax, cmap="viridis",
+                    norm=LogNorm(vmin=vmin_s, vmax=vmax), annot=labels, fmt="", annot_kws={"fontsize": 8},
+                    linewidths=0.5, linecolor="white", cbar_kws={"label": "time, s (log scale)"})
     for i, j in zip(*np.nonzero(data == 0), strict=True):
         ax.add_patch(Rectangle((j, i), 1, 1, fill=False, hatch="///", edgecolor="#999999", lw=0))
         ax.text(j + 0.5, i + 0.5, f"<{resolution_s / 2 * 1000:g} ms", ha="center", va="center", fontsize=7)
@@ -156,9 +157,10 @@ def plot_speedup_heatmap(sp: pd.DataFrame, ax: Axes | None = None, title: str | 
         if np.isfinite(data[i, j]):
             hi_t = "∞" if not np.isfinite(hi[i, j]) else f"{hi[i, j]:.3g}"
             labels[i, j] = f"{data[i, j]:.3g}\n[{lo[i, j]:.2g}, {hi_t}]"
-    sns.heatmap(pd.DataFrame(shown, index=g.index, columns=g.columns), ax=ax, cmap="magma",
-                norm=LogNorm(vmin=vmin, vmax=vmax), annot=labels, fmt="", annot_kws={"fontsize": 7},
-                linewidths=0.5, linecolor="white", cbar_kws={"label": "speed-up, × (log scale)"})
+    with layout_paused(ax.get_figure(root=True)):
+        sns.heatmap(pd.DataFrame(shown, index=g.index, columns=g.columns), ax=ax, cmap="magma",
+                    norm=LogNorm(vmin=vmin, vmax=vmax), annot=labels, fmt="", annot_kws={"fontsize": 7},
+                    linewidths=0.5, linecolor="white", cbar_kws={"label": "speed-up, × (log scale)"})
     for i, j in zip(*np.nonzero(~np.isfinite(data)), strict=True):
         ax.text(j + 0.5, i + 0.5, "n/a\n(0 / 0)", ha="center", va="center", fontsize=7)
     ax.invert_yaxis()

@@ -1,7 +1,8 @@
 """Shared figure defaults so every notebook's plots read the same way."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -15,6 +16,22 @@ def new_axes(ax: Axes | None = None, figsize: tuple[float, float] = (7.5, 4.5)) 
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
     ax.grid(True, alpha=0.3)
     return ax
+
+
+@contextmanager
+def layout_paused(fig: Any) -> Iterator[None]:
+    """Leave ``fig``'s layout engine out while the block draws: a helper that draws the figure to measure
+    its own labels (seaborn's heatmap, to rotate tick labels that overlap) does not lay out every Axes
+    each time; the engine is back for the final draw."""
+    engine = fig.get_layout_engine()
+    if engine is None:
+        yield
+        return
+    fig.set_layout_engine("none")
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
 
 
 def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsize: float = 8,
