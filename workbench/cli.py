@@ -64,7 +64,20 @@ def _gate(results: list, checks: list, source: str | None, junit: str | None) ->
     return 1 if code or any(r.status != "ok" for r in results) else 0
 
 
+def _skip_slow_format_checker() -> None:
+    """Keep jsonschema from importing ``rfc3987_syntax`` in this process.
+
+    jsonschema imports it, when installed (the Jupyter stack's format extras),
+    to check the ``iri`` string format, and it compiles a grammar on import:
+    about 1 s of every ``workbench report`` start, paid through nbformat.
+    Notebook validation never checks that format. Only this command's own
+    process is affected, never the library or the kernels.
+    """
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+
 def cmd_report(args: argparse.Namespace) -> int:
+    _skip_slow_format_checker()
     from .report import discover, run_report, select
     from .report.checks import validate_checks
 
