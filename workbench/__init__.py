@@ -24,7 +24,7 @@ kinds are models.
 Plumbing shared by all: :mod:`workbench.errors` (one error family),
 :mod:`workbench.schema` (schemas, :func:`requires`, :class:`Rejects`),
 :mod:`workbench.sources` (inputs, decompression, the reject collector) and
-:mod:`workbench.cache` (the content-keyed Parquet cache).
+:mod:`workbench.cache` (the content-keyed cache of memory-mapped Arrow entries).
 
 Heavy submodules are imported on first use, so ``import workbench`` stays light
 (no pandas, scipy, nbformat or dask until a function needs them).
