@@ -7,8 +7,9 @@ An entry is a single uncompressed Arrow IPC file named ``<key>-<checksum>.arrow`
   the very bytes the parser read (:class:`Key` is fed while parsing), so a
   file changed between the lookup and the parse never leaves a stale entry;
 - ``checksum`` is a CRC-32 of the CRC-32s of the entry's 32 MiB blocks,
-  checked on every load on all cores (about 0.1 s per 400 MiB), so a flipped bit, a truncated write or a foreign
-  file is found, discarded with a warning, and the input parsed again;
+  checked on every load on all cores (about 0.1 s per 400 MiB), so a flipped
+  bit, a truncated write or a foreign file is found, discarded with a
+  warning, and the input parsed again;
 - the frame's ``attrs`` travel as JSON in the schema metadata (side tables —
   :class:`~workbench.schema.Rejects`, :class:`~workbench.schema.SideTable` — as
   Arrow IPC inside it). Nothing is ever unpickled or executed.
@@ -294,13 +295,11 @@ def _arrays(frame: pd.DataFrame, plan: list[dict[str, Any]]) -> list[Any]:
         col = frame[c["name"]]
         if c["as"] == "category":
             out.append(pa.array(np.ascontiguousarray(col.cat.codes.to_numpy())))
-        elif c["as"] == "text":
-            chunked = pa.chunked_array(col.array._pa_array) if hasattr(col.array, "_pa_array") else \
-                pa.chunked_array([pa.array(col.to_numpy(dtype=object), type=pa.large_string(), from_pandas=True)])
-            out.append(chunked.cast(pa.large_string()).combine_chunks())
-        elif c["as"] == "nullable":
-            arr = col.array
-            out.append(pa.array(np.ascontiguousarray(arr._data), mask=np.asarray(arr._mask)))
+        elif c["as"] in ("text", "nullable"):
+            arr = pa.array(col.array)
+            if isinstance(arr, pa.ChunkedArray):  # (Arrow-backed text: its chunks joined into one buffer)
+                arr = arr.combine_chunks()
+            out.append(arr.cast(pa.large_string()) if c["as"] == "text" else arr)
         else:
             out.append(pa.array(np.ascontiguousarray(col.to_numpy())))
     return out
@@ -309,7 +308,7 @@ def _arrays(frame: pd.DataFrame, plan: list[dict[str, Any]]) -> list[Any]:
 def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]) -> pd.DataFrame | None:
     """The frame of an entry's table whose buffers lie in ``mm`` (``base``: the map's address), built
     over the map: numpy views (writable: the map is copy-on-write), Arrow text kept in place. None when
-    the table is not laid out as :func:`_arrays` writes (then converted the slow way)."""
+    the table is not laid out as :func:`_arrays` writes (a damaged or foreign entry)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -429,8 +428,11 @@ class Cache:
                     raise ValueError("entry written by another loader or cache version")
                 table = reader.read_all()
                 plan = meta.get("columns")
-                frame = _frame_over(mm, buf.address, table, plan) if plan is not None else None
-                if frame is None:  # an entry with a column this module does not lay out itself
+                if plan is not None:
+                    frame = _frame_over(mm, buf.address, table, plan)
+                    if frame is None:
+                        raise ValueError("the entry's columns are not laid out as its plan says")
+                else:  # a frame with a column this module does not lay out itself
                     frame = table.to_pandas()
                     _restore_objects(frame, meta["objects"])
                 frame.attrs = {k: _decode_attr(v) for k, v in meta["attrs"].items()}
