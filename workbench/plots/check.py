@@ -143,22 +143,16 @@ def checked(func: F) -> F:
     return cast(F, wrapper)
 
 
-#: the share of an Axes' width (before layout) a title may take without measuring the laid-out figure
-TITLE_ROOM = 0.8
-
-
 def wrap_titles(fig: Any) -> None:
     """Break every Axes title that is wider than its Axes onto more lines (at word boundaries)."""
     import textwrap
 
     renderer = fig.canvas.get_renderer()
-    titled = [ax for ax in fig.axes if ax.get_visible() and ax.title.get_text()]
-    # A title that takes at most TITLE_ROOM of its Axes' width before the layout fits after it: only
-    # when one may not is the whole figure laid out (a draw) to measure the Axes it really gets.
-    if all(ax.title.get_window_extent(renderer).width <= TITLE_ROOM * ax.get_position().width * fig.bbox.width
-           for ax in titled):
+    if not any(ax.get_visible() and ax.title.get_text() for ax in fig.axes):
         return
-    fig.draw_without_rendering()
+    engine = fig.get_layout_engine()
+    if engine is not None:  # the Axes' final widths: the layout alone, not a whole draw
+        engine.execute(fig)
     for ax in fig.axes:
         title = ax.title
         text = title.get_text()
