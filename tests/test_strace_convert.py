@@ -172,6 +172,29 @@ def test_converted_trace_through_the_cache(tmp_path: Path, monkeypatch: pytest.M
                                         filters=[("syscall", "=", "futex")]), part, check_exact=True)
 
 
+def test_converted_trace_through_the_cache_checks_the_summary_again(tmp_path: Path) -> None:
+    """A hit on a converted trace whose -C table disagrees with its rows warns as a decode does, and
+    strict=True raises."""
+    table = ("% time     seconds  usecs/call     calls    errors syscall\n"
+             "------ ----------- ----------- --------- --------- ----------------\n"
+             "100.00    0.000010          10         2         1 openat\n"
+             "------ ----------- ----------- --------- --------- ----------------\n"
+             "100.00    0.000010          10         2         1 total\n")
+    trace = tmp_path / "bad.strace"
+    trace.write_text("1 openat(AT_FDCWD, \"a\", O_RDONLY) = -1 EACCES (y)\n"
+                     "1 openat(AT_FDCWD, \"b\", O_RDONLY) = -1 ENOENT (x)\n" + table)
+    out = tmp_path / "bad.parquet"
+    to_parquet(trace, out)
+    for _ in range(2):  # the decode that stores the entry, then the hit
+        with pytest.warns(UserWarning, match="differ from the trace's own -C summary"):
+            f = read_strace(out, cache=tmp_path / "c")
+        assert len(f.attrs["summary_mismatches"]) == 1
+    assert len(list((tmp_path / "c").glob("*.arrow"))) == 1
+    with pytest.raises(ParseError, match="summary"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        read_strace(out, cache=tmp_path / "c", strict=True)
+
+
 def test_pid_filter_sees_pids_filled_in_later(tmp_path: Path) -> None:
     path = DATA / "stderr_mode.txt"  # no pid prefix until a second thread starts
     out = tmp_path / "s.parquet"

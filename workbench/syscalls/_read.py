@@ -820,7 +820,8 @@ def _converted_cached(path: Path, cache: bool | str | os.PathLike[str], strict: 
     if hit is not None:
         if strict and len(rejects_of(hit)):
             raise ParseError(*_first_reject(rejects_of(hit).rows()))
-        return _object_categories(hit)
+        whole = conv["columns"] is None and conv["filters"] is None  # (the -C table is checked as on a decode)
+        return _finish(_object_categories(hit), strict, bool(conv["check_summary"]) and whole, str(path))
     frame = read_converted(path, strict=strict, **conv)
     if FileStats.of(paths).files == stats.files:  # (the files did not change while they were read)
         store.store(key, frame)
