@@ -98,6 +98,37 @@ def test_checksum_in_blocks_finds_a_flip_in_any_block(tmp_path: Path, monkeypatc
         assert c.load(_key()) is None
 
 
+def test_an_entry_not_laid_out_as_its_plan_says_is_discarded(tmp_path: Path) -> None:
+    """A whole, checksummed entry whose columns disagree with its plan (another dtype, two chunks, a
+    category stored as text) is never viewed as something else: discarded with the reason, parsed again."""
+    import json
+
+    import pyarrow as pa
+
+    import workbench.cache as C
+
+    plan = [{"name": "x", "as": "numpy", "dtype": "<f8"}]
+    tables = {
+        "stored as float, its plan says float64": pa.table({"x": pa.array(np.arange(4, dtype=np.float32))}),
+        "not one buffer": pa.Table.from_batches([pa.record_batch({"x": pa.array([1.0, 2.0])})] * 2),
+        "not stored as": pa.table({"x": pa.array(["a", "b"])}),
+    }
+    c = Cache("demo", tmp_path)
+    for why, table in tables.items():
+        meta = {"version": C.FORMAT_VERSION, "loader": "demo", "attrs": {}, "objects": {},
+                "columns": plan if why != "not stored as" else [{"name": "x", "as": "category",
+                                                                 "categories": ["a", "b"], "object": True}]}
+        table = table.replace_schema_metadata({C._META_KEY: json.dumps(meta).encode()})
+        tmp = tmp_path / "entry.tmp"
+        with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        path = tmp_path / f"{_key()}-{C._file_checksum(tmp)}.arrow"
+        tmp.rename(path)
+        with pytest.warns(UserWarning, match=why):
+            assert c.load(_key()) is None
+        assert not path.exists()
+
+
 def test_no_pickle_and_no_side_files(tmp_path: Path) -> None:
     c = Cache("demo", tmp_path)
     c.store(_key(), _frame())

@@ -305,17 +305,17 @@ def _arrays(frame: pd.DataFrame, plan: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]) -> pd.DataFrame | None:
+def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]) -> pd.DataFrame:
     """The frame of an entry's table whose buffers lie in ``mm`` (``base``: the map's address), built
-    over the map: numpy views (writable: the map is copy-on-write), Arrow text kept in place. None when
-    the table is not laid out as :func:`_arrays` writes (a damaged or foreign entry)."""
+    over the map: numpy views (writable: the map is copy-on-write), Arrow text kept in place. ValueError
+    when the table is not laid out as :func:`_arrays` writes (a damaged or foreign entry)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from .arrow_frames import text_array
 
     if [c["name"] for c in plan] != table.column_names:
-        return None
+        raise ValueError("the entry's columns are not those of its plan")
 
     def view(arr: Any, dtype: np.dtype) -> np.ndarray:
         buf = arr.buffers()[1]
@@ -328,17 +328,15 @@ def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]
     for c in plan:
         col = table.column(c["name"])
         if col.num_chunks != 1:
-            return None
+            raise ValueError(f"column {c['name']!r} is not one buffer")
         arr = col.chunk(0)
         how = c["as"]
         if how == "text":
             data[c["name"]] = text_array(col)
             continue
-        if not pa.types.is_integer(arr.type) and not pa.types.is_floating(arr.type) and how != "numpy":
-            return None
+        if (how != "numpy" and not pa.types.is_integer(arr.type)) or (how == "category" and arr.null_count):
+            raise ValueError(f"column {c['name']!r} is not stored as its plan says ({arr.type})")
         if how == "category":
-            if arr.null_count:
-                return None
             cats = pd.Index(c["categories"], dtype=object) if c["object"] else pd.Index(c["categories"])
             codes = view(arr, np.dtype(arr.type.to_pandas_dtype()))
             data[c["name"]] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats))
@@ -351,6 +349,8 @@ def _frame_over(mm: mmap.mmap, base: int, table: Any, plan: list[dict[str, Any]]
             dtype = np.dtype(c["dtype"])
             if arr.null_count or dtype.kind == "b":  # (Arrow packs booleans into bits)
                 data[c["name"]] = arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+            elif np.dtype(arr.type.to_pandas_dtype()) != dtype:
+                raise ValueError(f"column {c['name']!r} is stored as {arr.type}, its plan says {dtype}")
             else:
                 data[c["name"]] = view(arr, dtype)
     return pd.DataFrame(data, copy=False)
@@ -430,8 +430,6 @@ class Cache:
                 plan = meta.get("columns")
                 if plan is not None:
                     frame = _frame_over(mm, buf.address, table, plan)
-                    if frame is None:
-                        raise ValueError("the entry's columns are not laid out as its plan says")
                 else:  # a frame with a column this module does not lay out itself
                     frame = table.to_pandas()
                     _restore_objects(frame, meta["objects"])

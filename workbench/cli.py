@@ -69,15 +69,14 @@ def _skip_slow_format_checker() -> None:
 
     jsonschema imports it, when installed (the Jupyter stack's format extras),
     to check the ``iri`` string format, and it compiles a grammar on import:
-    about 1 s of every ``workbench report`` start, paid through nbformat.
-    Notebook validation never checks that format. Only this command's own
+    about 1 s of a ``workbench report`` start, paid through nbformat.
+    Notebook validation never checks that format. Only the command line's own
     process is affected, never the library or the kernels.
     """
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    _skip_slow_format_checker()
     from .report import discover, run_report, select
     from .report.checks import validate_checks
 
@@ -274,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     here), printed as one line on stderr.
     """
     argv = sys.argv[1:] if argv is None else argv
+    _skip_slow_format_checker()
     args = build_parser(with_labs=bool(argv) and argv[0] == "lab").parse_args(argv)
     try:
         return int(args.func(args) or 0)

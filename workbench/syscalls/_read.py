@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from distributed import Client
     from tqdm.auto import tqdm as Bar
 
-    from ..cache import Key
+    from ..cache import Cache, FileStats, Key
 
 #: one input: a file (read in blocks), text, or an open stream (text or bytes)
 Readable = Path | str | IO[Any]
@@ -750,16 +750,9 @@ def read_strace(
 
             store = Cache("strace", cache)
             key_options = {"pid_prefix": pid_prefix, "timestamps": timestamps, "sources": [n for n, _ in sources]}
-            stats = FileStats.of(paths)  # before any byte is read: see Cache.remember
-            key = store.recall(stats, _CODE, key_options)
-            if key is None:
-                key = _file_key(paths, key_options).hexdigest()
-                store.remember(stats, _CODE, key_options, key)
-            hit = store.load(key)
+            key, stats = _lookup(store, paths, key_options)
+            hit = _hit(store, key, strict)
             if hit is not None:
-                cached = rejects_of(hit).rows()
-                if strict and cached:
-                    raise ParseError(*_first_reject(cached))
                 return set_time_base(_finish(validate(_object_categories(hit), STRACE_SCHEMA), strict,
                                              check_summary, _where(sources)), date, tz, time_base_s)
     frames: list[pd.DataFrame] = []
@@ -802,24 +795,38 @@ def read_strace(
     return set_time_base(_finish(frame, strict, check_summary, _where(sources)), date, tz, time_base_s)
 
 
+def _lookup(store: Cache, paths: list[Path], options: dict[str, Any]) -> tuple[str, FileStats]:
+    """The cache key of ``paths``: remembered for files whose stat is unchanged, else hashed (and then
+    remembered); with the stat taken before any byte was read (see :meth:`Cache.remember`)."""
+    from ..cache import FileStats
+
+    stats = FileStats.of(paths)
+    key = store.recall(stats, _CODE, options)
+    if key is None:
+        key = _file_key(paths, options).hexdigest()
+        store.remember(stats, _CODE, options, key)
+    return key, stats
+
+
+def _hit(store: Cache, key: str, strict: bool) -> pd.DataFrame | None:
+    """The cached frame of ``key`` (None: not cached); ParseError on its first reject when ``strict``."""
+    hit = store.load(key)
+    if hit is not None and strict and len(rejects_of(hit)):
+        raise ParseError(*_first_reject(rejects_of(hit).rows()))
+    return hit
+
+
 def _converted_cached(path: Path, cache: bool | str | os.PathLike[str], strict: bool,
                       conv: dict[str, Any]) -> pd.DataFrame:
     """A converted trace through the cache: the Parquet decoded once, later loads map the entry."""
-    from ..cache import Cache, FileStats, key_for
+    from ..cache import Cache, FileStats
     from .convert import read_converted, side_path_of
 
     store = Cache("strace", cache)
     paths = [path, side_path_of(path)] if side_path_of(path).is_file() else [path]
-    options = {"converted": True, **{k: repr(v) for k, v in conv.items()}}
-    stats = FileStats.of(paths)
-    key = store.recall(stats, _CODE, options)
-    if key is None:
-        key = key_for("strace", _CODE, options, [p.read_bytes() for p in paths])
-        store.remember(stats, _CODE, options, key)
-    hit = store.load(key)
+    key, stats = _lookup(store, paths, {"converted": True, **{k: repr(v) for k, v in conv.items()}})
+    hit = _hit(store, key, strict)
     if hit is not None:
-        if strict and len(rejects_of(hit)):
-            raise ParseError(*_first_reject(rejects_of(hit).rows()))
         whole = conv["columns"] is None and conv["filters"] is None  # (the -C table is checked as on a decode)
         return _finish(_object_categories(hit), strict, bool(conv["check_summary"]) and whole, str(path))
     frame = read_converted(path, strict=strict, **conv)
