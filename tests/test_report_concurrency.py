@@ -48,3 +48,46 @@ def test_a_later_run_keeps_earlier_results_only_while_their_pages_exist(tmp_path
     (out / "01_a.html").unlink()
     run_report([b], out_dir=out, echo=False)
     assert sorted(json.loads((out / "findings.json").read_text())["findings"]) == ["02_b"]
+
+
+_WATCH = """
+import json, sys, threading
+from pathlib import Path
+
+from workbench.report import kernels
+from workbench.report.runner import run_report
+
+STACK = ("jupyter_client", "jupyter_core", "ipykernel", "IPython", "papermill", "nbclient", "nbconvert",
+         "nbformat", "pygments", "mistune", "bs4", "jinja2")
+unlocked = []
+lock = getattr(kernels, "STACK_IMPORT", None)
+
+
+class Watch:  # sees every module imported for the first time, in the thread that imports it
+    def find_spec(self, name, path=None, target=None):
+        if (threading.current_thread() is not threading.main_thread() and name.split(".")[0] in STACK
+                and not (lock is not None and lock.locked())):
+            unlocked.append(name)
+        return None
+
+
+sys.meta_path.insert(0, Watch())
+results = run_report([Path(p) for p in sys.argv[2:]], out_dir=sys.argv[1], jobs=2, echo=False)
+print(json.dumps({"status": [r.status for r in results], "unlocked": unlocked}))
+"""
+
+
+def test_a_warm_run_s_threads_import_the_notebook_stack_one_at_a_time(tmp_path: Path) -> None:
+    """Threads importing packages that import each other can see each other's half-made modules."""
+    import subprocess
+    import sys
+
+    a = make_notebook(tmp_path / "nb" / "01_a.ipynb", "x = 1  # a number",
+                      ["from workbench import record_finding\nrecord_finding('a', x)"])
+    b = make_notebook(tmp_path / "nb" / "02_b.ipynb", "y = 2  # a number",
+                      ["from workbench import record_finding\nrecord_finding('b', y)"])
+    out = subprocess.run([sys.executable, "-c", _WATCH, str(tmp_path / "out"), str(a), str(b)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["status"] == ["ok", "ok"]
+    assert got["unlocked"] == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -68,6 +69,22 @@ def imported_modules(notebooks: Iterable[str | Path]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# Held while a thread imports the notebook stack (jupyter_client, ipykernel, papermill, nbconvert) or
+# does what imports parts of it lazily (starting a kernel, rendering a page). Two threads importing
+# packages that import each other can each find the other's module half-made ("cannot import name ...
+# from partially initialized module"); one importer at a time cannot.
+STACK_IMPORT = threading.Lock()
+
+
+def import_stack(*names: str) -> None:
+    """Import ``names`` in order holding :data:`STACK_IMPORT` (cheap when they are loaded already)."""
+    import importlib
+
+    with STACK_IMPORT:
+        for name in names:
+            importlib.import_module(name)
+
+
 class WarmKernel:
     """One kernel for many notebooks: started and warmed once, :meth:`reset` before each notebook.
 
@@ -87,8 +104,9 @@ class WarmKernel:
         self.km = AsyncKernelManager(kernel_name="python3")
         self.kc = BlockingKernelClient()
         try:
-            run_sync(self.km.start_kernel)(cwd=self.cwd, extra_arguments=list(KERNEL_ARGUMENTS),
-                                           env={**os.environ, **(env or {})})
+            with STACK_IMPORT:  # finding the kernel's spec imports ipykernel and IPython in this thread
+                run_sync(self.km.start_kernel)(cwd=self.cwd, extra_arguments=list(KERNEL_ARGUMENTS),
+                                               env={**os.environ, **(env or {})})
             self.kc.load_connection_info(self.km.get_connection_info())
             # no heartbeat: on a loaded machine a kernel still importing misses its beats and would be
             # taken for dead; whether the process lives is asked of the kernel manager (:meth:`alive`)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputNotFoundError, UsageError, WorkbenchError
 from ..findings import Finding, read_findings
 from .html import page_info, render_html, write_index
-from .kernels import KERNEL_ARGUMENTS
+from .kernels import KERNEL_ARGUMENTS, STACK_IMPORT, import_stack
 from .notebooks import coerce_value, notebook_title, read_parameters
 from .results import CellError, NotebookResult
 
@@ -185,7 +185,8 @@ def execute_notebook(
             page = page_info(path.stem, notebook_title(path), "failed" if error else "ok", started_s, seconds,
                              _effective_parameters(path, params), defaults, sorted(params))
             try:
-                render_html(out_nb, html_path, no_input=no_input, page=page)
+                with STACK_IMPORT:  # rendering imports lexers and templates as it goes (CPU-bound anyway)
+                    render_html(out_nb, html_path, no_input=no_input, page=page)
             except Exception as exc:  # noqa: BLE001
                 error = error or _error_from(exc)
                 html_path = None
@@ -259,6 +260,7 @@ def _effective_parameters(path: Path, overrides: dict[str, Any]) -> dict[str, An
 
 
 _Item = tuple[str, dict[str, Any], str, bool, float]
+_RUN_STACK = ("nbformat", "papermill", "nbconvert")  # what running and rendering a notebook import
 
 def _run_one(args: _Item) -> NotebookResult:
     """Run one planned notebook on a fresh kernel (a worker process of a cold run)."""
@@ -290,6 +292,7 @@ class _Lane:
                 warm_up_s = self.kernel.start_s
             except KernelError as exc:  # run it on a fresh kernel, and say why
                 note = str(exc)
+        import_stack(*_RUN_STACK)
         r = execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s, kernel=self.kernel)
         timing = {**r.timing, "job": self.number, "jobs": self.of}
         if self.kernel is not None:
@@ -469,12 +472,12 @@ def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
 
     threads = [threading.Thread(target=work, args=(lane,), name=f"workbench-report-{i}", daemon=True)
                for i, lane in enumerate(lanes)]
+    import_stack("jupyter_client", "jupyter_core.utils")  # what starting a kernel needs, before the lanes
     for t in threads:
         t.start()
     try:
         # while the kernels start and import, this process imports what running and rendering need
-        import nbconvert  # noqa: F401
-        import papermill  # noqa: F401
+        import_stack(*_RUN_STACK)
 
         for _ in plan:
             got = finished.get()
