@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workbench.errors import InputNotFoundError, ParseError, SchemaError, UsageError
 from workbench.schema import Column, Rejects, Schema
@@ -174,3 +176,47 @@ def test_every_rejected_row_is_counted() -> None:
     df = read_table(HEADER + "\n" + "\n".join(lines) + "\n", S, rules={"time_s": AtLeast(0)})
     data_lines = [ln for ln in lines if ln.strip() and not ln.startswith("#")]
     assert len(df) + len(df.attrs["rejects"]) == len(data_lines)
+
+
+_CELLS = {
+    "int": ["0", "7", "-3", "+4", "007", " 12 ", "1_000", "3.0", "1e3", "0x10", "99999999999999999999", "١٢",
+            "", "x", "nan"],
+    "float": ["0.5", "-1e-3", ".5", "5.", "+.25", "1E5", "4.9e-324", "1e400", "inf", "nan", "0x1p3", "1_0.5",
+              " 2.5", "", "y"],
+    "string": ["alpha", " beta ", "", "gamma delta", "é", "a\x1fb", "\x1fz"],
+    "bool": ["true", "TRUE", "tRuE", "1", "false", "0", "False", "yes", "", " true "],
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(*(st.sampled_from(_CELLS[k]) for k in ("int", "float", "string", "bool"))),
+                min_size=1, max_size=12),
+       st.booleans(), st.booleans())
+def test_a_table_read_at_once_equals_it_read_record_by_record(rows: list[tuple[str, ...]], keyed: bool,
+                                                              checked: bool) -> None:
+    """Clean tables are parsed column-wise in Arrow; any cell Arrow might read otherwise sends the whole
+    table through the record-by-record reader, so both ways give the same frame, rejects and errors."""
+    import workbench.tables as tables
+
+    text = HEADER + "\n" + "\n".join(",".join(r) for r in rows) + "\n"
+    kw: dict[str, Any] = {"rules": {"time_s": AtLeast(-1.0), "name": NonEmpty()}}
+    if keyed:
+        kw["key"] = ("n",)
+    if checked:
+        kw["check"] = lambda rec: None if rec["n"] != 7 else "seven is not allowed"
+    fast = read_table(text, S, **kw)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tables, "_columns_at_once", lambda *a, **k: None)
+        slow = read_table(text, S, **kw)
+    pd.testing.assert_frame_equal(fast, slow, check_exact=True)
+    pd.testing.assert_frame_equal(_rejects(fast), _rejects(slow))
+
+
+def test_a_clean_table_is_read_at_once() -> None:
+    import workbench.tables as tables
+
+    got = tables._columns_at_once(["1,0.5,a,true", "2,1e-3,b,0"], 4, {"n": 0, "time_s": 1, "name": 2, "ok": 3},
+                                  {c.name: c.kind for c in S.columns}, {}, (), None)
+    assert got is not None
+    assert got["n"].tolist() == [1, 2] and got["time_s"].tolist() == [0.5, 0.001]
+    assert got["name"].tolist() == ["a", "b"] and got["ok"].tolist() == [True, False]
