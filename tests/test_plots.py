@@ -125,3 +125,32 @@ def test_node_rates_and_reconciliation_figures_draw_the_results() -> None:
     rec = reconcile(100e9, {"bpftrace": 99e9, "net rx": 20e9}, tolerance=0.05)
     ax = pc.plot_reconciliation(rec)
     assert [t.get_text() for t in ax.get_yticklabels()] == list(rec.table["instrument"])
+
+
+@pytest.mark.parametrize("layout", ["constrained", None])
+def test_placed_labels_stay_apart_where_the_final_draw_puts_them(layout) -> None:
+    """Labels are placed against the laid-out Axes (layout alone, no whole draw): after the final draw
+    they are where they were measured, and no two overlap."""
+    from matplotlib.text import Text
+
+    from workbench.plots.style import place_labels
+
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3), layout=layout)
+    x = np.linspace(1, 100, 400)
+    axes[0].plot(x, np.log(x))
+    axes[1].plot(x, x ** 2)
+    axes[1].set_xscale("log")
+    axes[1].set_title("a title long enough to need the layout engine to make room for it")
+    axes[1].set_ylabel("a y label\non two lines")
+    items = [(v, float(v) ** 2, f"{v:.0f} ms\n(n={i})") for i, v in enumerate([10, 11, 12, 13, 50, 51])]
+    texts = place_labels(axes[1], items)
+    renderer = fig.canvas.get_renderer()
+    measured = [Text.get_window_extent(t, renderer).bounds for t in texts]  # the text, not its line back
+    fig.canvas.draw()
+    drawn = [Text.get_window_extent(t, renderer) for t in texts]
+    assert np.allclose([b.bounds for b in drawn], measured, atol=0.5), (measured, [b.bounds for b in drawn])
+    for i, a in enumerate(drawn):
+        for b in drawn[i + 1:]:
+            inner = a.intersection(a, b)
+            assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
+    plt.close(fig)

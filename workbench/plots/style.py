@@ -44,7 +44,10 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
     """
     fig = ax.get_figure(root=True)
     assert fig is not None
-    fig.draw_without_rendering()
+    engine = fig.get_layout_engine()
+    if engine is not None:  # the Axes' final place: the layout alone, not a whole draw
+        engine.execute(fig)
+    ax.get_xlim(), ax.get_ylim()  # autoscaled limits, as a draw would settle them
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     placed: list[Any] = []
     out: list[Text] = []
