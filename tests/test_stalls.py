@@ -201,3 +201,25 @@ def test_analyses_name_the_columns_they_need_and_the_bad_parameter() -> None:
         global_stall_test(_steps(n_requests=5), confidence=1.5)
     with pytest.raises(UsageError, match="uptime_effect: need at least 10"):
         uptime_effect([1, 2], [1, 2])
+
+
+@pytest.mark.parametrize("stall_rate_per_s", [0.0, 10.0])
+def test_bootstrap_fits_equal_a_fit_per_resample(stall_rate_per_s: float) -> None:
+    """The resamples' slopes and correlations, computed in blocks of matrix products, are the
+    least-squares line and Pearson's r of each resample (steps missing in some requests included)."""
+    from workbench.models.stalls import _bootstrap_fits, _slow_matrix
+
+    frame = _steps(stall_rate_per_s=stall_rate_per_s)
+    rng = np.random.default_rng(3)
+    frame = frame[~((frame["step"] == 2) & (rng.random(len(frame)) < 0.3))]  # step 2 absent in ~30 % of requests
+    _, dur, slow, valid = _slow_matrix(frame, 0.010)
+    got = _bootstrap_fits(dur, slow, valid, 60, np.random.default_rng(7))
+    draw = np.random.default_rng(7)
+    for b in range(60):
+        pick = draw.integers(0, dur.shape[0], dur.shape[0])
+        x = 1e3 * np.nanmean(dur[pick], axis=0)
+        y = slow[pick].sum(axis=0) / np.maximum(valid[pick].sum(axis=0), 1)
+        slope = np.polyfit(x, y, 1)[0]
+        r = np.corrcoef(x, y)[0, 1] if np.ptp(y) > 0 else np.nan
+        assert got[b, 0] == pytest.approx(slope, rel=1e-9, abs=1e-12)
+        assert (np.isnan(got[b, 1]) and np.isnan(r)) or got[b, 1] == pytest.approx(r, rel=1e-9)

@@ -155,6 +155,45 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return float(slope), float(intercept), r
 
 
+def _bootstrap_fits(dur: np.ndarray, slow: np.ndarray, valid: np.ndarray, n_resamples: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """(slope, r) of P(slow) on mean step length (ms) for each resample of requests; NaN where < 3 steps.
+
+    A resample is the count of times each request is drawn, so a block of
+    resamples is a few matrix products over the requests×steps matrices;
+    slope and r are the least-squares line's and Pearson's, over the steps
+    with a duration, NaN when the lengths (or, for r, the shares) are all equal.
+    """
+    nreq, nsteps = dur.shape
+    dur0 = np.where(valid, dur, 0.0)
+    has, slw = valid.astype(float), slow.astype(float)
+    out = np.full((n_resamples, 2), np.nan)
+    block = max(1, min(n_resamples, 4_000_000 // max(nreq, nsteps, 1)))
+    for a in range(0, n_resamples, block):
+        b = min(n_resamples, a + block)
+        counts = np.stack([np.bincount(rng.integers(0, nreq, nreq), minlength=nreq) for _ in range(a, b)]).astype(float)
+        n_dur = counts @ has
+        with np.errstate(invalid="ignore", divide="ignore"):
+            x = 1e3 * (counts @ dur0) / n_dur
+        y = (counts @ slw) / np.maximum(n_dur, 1)
+        ok = n_dur > 0
+        m = ok.astype(float)
+        n = m.sum(axis=1)
+        xz, yz = np.where(ok, x, 0.0), np.where(ok, y, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dx = (xz - (xz.sum(axis=1) / n)[:, None]) * m
+            dy = (yz - (yz.sum(axis=1) / n)[:, None]) * m
+            sxx, syy, sxy = (dx * dx).sum(axis=1), (dy * dy).sum(axis=1), (dx * dy).sum(axis=1)
+            slope, r = sxy / sxx, sxy / np.sqrt(sxx * syy)
+        flat_x = np.where(ok, x, -np.inf).max(axis=1) == np.where(ok, x, np.inf).min(axis=1)
+        flat_y = np.where(ok, y, -np.inf).max(axis=1) == np.where(ok, y, np.inf).min(axis=1)
+        slope[flat_x] = np.nan
+        r[flat_x | flat_y] = np.nan
+        enough = n >= 3
+        out[a:b] = np.where(enough[:, None], np.column_stack([slope, r]), np.nan)
+    return out
+
+
 def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, confidence: float = 0.95,
                       n_resamples: int = 2000, min_slow: int = 10, min_correlation: float = 0.5,
                       exclude_steps: Sequence[int] = (), seed: int = 0) -> StallTest:
@@ -186,19 +225,8 @@ def global_stall_test(frame: pd.DataFrame, slow_excess_s: float = 0.010, *, conf
     x = 1e3 * np.nanmean(dur, axis=0)
     y = slow.sum(axis=0) / np.maximum(valid.sum(axis=0), 1)
     slope, intercept, r = _fit(x, y)
-    rng = np.random.default_rng(seed)
     nreq = dur.shape[0]
-    boots = np.full((n_resamples, 2), np.nan)
-    for b in range(n_resamples):
-        pick = rng.integers(0, nreq, nreq)
-        d, s, v = dur[pick], slow[pick], valid[pick]
-        with np.errstate(invalid="ignore"), np.errstate(all="ignore"):
-            xb = 1e3 * np.nanmean(d, axis=0)
-        yb = s.sum(axis=0) / np.maximum(v.sum(axis=0), 1)
-        ok = np.isfinite(xb)
-        if ok.sum() >= 3:
-            sb, _ib, rb = _fit(xb[ok], yb[ok])
-            boots[b] = (sb, rb)
+    boots = _bootstrap_fits(dur, slow, valid, n_resamples, np.random.default_rng(seed))
     alpha = (1 - confidence) / 2
 
     def ci(col: int) -> tuple[float, float]:
