@@ -154,3 +154,27 @@ def test_placed_labels_stay_apart_where_the_final_draw_puts_them(layout) -> None
             inner = a.intersection(a, b)
             assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("layout", ["constrained", None])
+def test_a_title_wider_than_its_axes_is_wrapped_where_the_layout_puts_the_axes(layout) -> None:
+    from workbench.plots.check import wrap_titles
+
+    long = "a title that is much too long for the narrow Axes it sits on, so it must be broken onto lines"
+    fig, axes = plt.subplots(1, 3, figsize=(7, 2.5), layout=layout)
+    axes[0].set_title(long)
+    axes[1].set_title("short")
+    axes[2].set_title(long)
+    axes[2].set_ylabel("a label that takes room")
+    wrap_titles(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert axes[1].get_title() == "short"
+    for ax in (axes[0], axes[2]):
+        assert "\n" in ax.get_title() and ax.get_title().replace("\n", " ") == long
+        assert ax.title.get_window_extent(renderer).width <= ax.get_window_extent(renderer).width
+    if layout is not None:  # the figure's own engine still lays it out, its settings reachable
+        fig.get_layout_engine().set(w_pad=0.1)
+        assert fig.get_layout_engine().get()["w_pad"] == 0.1
+        fig.canvas.draw()
+    plt.close(fig)

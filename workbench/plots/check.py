@@ -16,6 +16,8 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from matplotlib.layout_engine import LayoutEngine
+
 from ..errors import WorkbenchError
 
 __all__ = ["FigureLayoutError", "checked", "layout_problems", "wrap_titles"]
@@ -144,15 +146,26 @@ def checked(func: F) -> F:
 
 
 def wrap_titles(fig: Any) -> None:
-    """Break every Axes title that is wider than its Axes onto more lines (at word boundaries)."""
+    """Break every Axes title that is wider than its Axes onto more lines (at word boundaries).
+
+    With a layout engine the titles are measured where the figure's layout puts
+    the Axes, when it is laid out (each draw, so a later change to the figure is
+    seen too): the engine is wrapped in one that lays out, wraps, and lays out
+    again only if a title changed. Without one, the titles are wrapped now.
+    """
+    engine = fig.get_layout_engine()
+    if engine is None:
+        _wrap_now(fig)
+    elif not isinstance(engine, _TitleWrapping):
+        fig.set_layout_engine(_TitleWrapping(engine))
+
+
+def _wrap_now(fig: Any) -> bool:
+    """Wrap the titles wider than their Axes as the Axes stand; whether any changed."""
     import textwrap
 
     renderer = fig.canvas.get_renderer()
-    if not any(ax.get_visible() and ax.title.get_text() for ax in fig.axes):
-        return
-    engine = fig.get_layout_engine()
-    if engine is not None:  # the Axes' final widths: the layout alone, not a whole draw
-        engine.execute(fig)
+    changed = False
     for ax in fig.axes:
         title = ax.title
         text = title.get_text()
@@ -165,7 +178,32 @@ def wrap_titles(fig: Any) -> None:
         lines = text.split("\n")
         chars = max(len(line) for line in lines)
         per_line = max(12, int(chars * room / width * 0.95))
-        title.set_text("\n".join(textwrap.fill(line, per_line) for line in lines))
+        wrapped = "\n".join(textwrap.fill(line, per_line) for line in lines)
+        if wrapped != text:
+            title.set_text(wrapped)
+            changed = True
+    return changed
+
+
+class _TitleWrapping(LayoutEngine):
+    """A figure's layout engine, then its too-wide titles wrapped, then the layout again if one was."""
+
+    def __init__(self, inner: LayoutEngine) -> None:
+        super().__init__()
+        self.inner = inner
+        self._adjust_compatible = inner.adjust_compatible
+        self._colorbar_gridspec = inner.colorbar_gridspec
+
+    def set(self, **kwargs: Any) -> None:
+        self.inner.set(**kwargs)
+
+    def get(self) -> dict[str, Any]:
+        return dict(self.inner.get())
+
+    def execute(self, fig: Any) -> None:
+        self.inner.execute(fig)
+        if _wrap_now(fig):
+            self.inner.execute(fig)
 
 
 def _figure_of(result: Any) -> Any:
