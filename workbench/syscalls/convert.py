@@ -621,6 +621,8 @@ def read_converted(
         raise UsageError(f"read_strace(columns=...): no column {', '.join(map(repr, unknown))}; "
                          f"the columns are {', '.join(ARROW_SCHEMA.names)}")
     leader = meta.get("leader")
+    read = wanted if "line" in wanted else [*wanted, "line"]
+    table: pa.Table | None = None
     try:
         if leader is not None:  # null pids to fill in before any filter on pid can be applied
             table = pq.read_table(p, read_dictionary=_DICTIONARY, memory_map=True)
@@ -631,33 +633,26 @@ def read_converted(
             if filters is not None:
                 table = table.filter(pq.filters_to_expression(filters))
         elif filters is not None:
-            read = wanted if "line" in wanted else [*wanted, "line"]
             table = pq.read_table(p, columns=read, filters=filters, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
-        else:  # every row: the file is read one column at a time, each converted before the next is decoded
-            table = None
-            whole = pq.ParquetFile(p, memory_map=True, read_dictionary=[c for c in _DICTIONARY if c in wanted])
     except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
-    if table is not None:
-        box = [table.select(wanted)]
-        lines = table.column("line").to_numpy()
-        del table
+    if table is None:  # every row: the wanted columns decoded at once, on every core
+        try:
+            table = pq.read_table(p, columns=read, memory_map=True,
+                                  read_dictionary=[c for c in _DICTIONARY if c in read])
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") from None
+    box = [table.select(wanted)]
+    lines = table.column("line").to_numpy()
+    del table
 
-        def take(name: str) -> pa.ChunkedArray:
-            col = box[0].column(name)
-            box[0] = box[0].drop_columns([name])
-            return col
-    else:
-        def take(name: str) -> pa.ChunkedArray:
-            try:
-                return whole.read(columns=[name], use_threads=True).column(name)
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") \
-                    from None
+    def take(name: str) -> pa.ChunkedArray:  # each column let go once converted (numbers and text: no copy)
+        col = box[0].column(name)
+        box[0] = box[0].drop_columns([name])
+        return col
 
-        lines = take("line").to_numpy()
     # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
     order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
         else None
