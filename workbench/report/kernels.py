@@ -17,7 +17,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +91,12 @@ class WarmKernel:
     ``km`` is the kernel manager to hand to papermill (``km=``). ``start_s``
     is what the start and warm-up cost, ``failed_imports`` the warm-up imports
     that failed (the notebook that imports such a module shows the error).
+    ``launched`` is called once the kernel's process is started, before it is
+    waited for and warmed up.
     """
 
     def __init__(self, cwd: str | Path, modules: Iterable[str], env: dict[str, str] | None = None,
-                 startup_timeout_s: float = 120.0) -> None:
+                 startup_timeout_s: float = 120.0, launched: Callable[[], object] | None = None) -> None:
         from jupyter_client import AsyncKernelManager, BlockingKernelClient
         from jupyter_core.utils import run_sync
 
@@ -107,6 +109,8 @@ class WarmKernel:
             with STACK_IMPORT:  # finding the kernel's spec imports ipykernel and IPython in this thread
                 run_sync(self.km.start_kernel)(cwd=self.cwd, extra_arguments=list(KERNEL_ARGUMENTS),
                                                env={**os.environ, **(env or {})})
+            if launched is not None:  # the kernel's process runs; its start and warm-up follow
+                launched()
             self.kc.load_connection_info(self.km.get_connection_info())
             # no heartbeat: on a loaded machine a kernel still importing misses its beats and would be
             # taken for dead; whether the process lives is asked of the kernel manager (:meth:`alive`)

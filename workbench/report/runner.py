@@ -272,8 +272,11 @@ class _Lane:
     """One job of a warm run: a thread of this process with its own warm kernel, taking notebooks in turn."""
 
     def __init__(self, modules: list[str], number: int = 1, of: int = 1) -> None:
+        import threading
+
         self.modules, self.number, self.of = modules, number, of
         self.kernel: WarmKernel | None = None
+        self.launched = threading.Event()  # set once this lane's first kernel process runs (or could not)
 
     def run(self, item: _Item) -> NotebookResult:
         """Run one notebook on this lane's kernel (started, or replaced after a failure, as needed)."""
@@ -288,10 +291,12 @@ class _Lane:
         if self.kernel is None:
             try:
                 self.kernel = WarmKernel(Path(path).resolve().parent.parent, self.modules,
-                                         env={"WORKBENCH_STATIC": "1"})
+                                         env={"WORKBENCH_STATIC": "1"}, launched=self.launched.set)
                 warm_up_s = self.kernel.start_s
             except KernelError as exc:  # run it on a fresh kernel, and say why
                 note = str(exc)
+            finally:
+                self.launched.set()
         import_stack(*_RUN_STACK)
         r = execute_notebook(path, params, out_dir, no_input=no_input, timeout_s=timeout_s, kernel=self.kernel)
         timing = {**r.timing, "job": self.number, "jobs": self.of}
@@ -468,6 +473,7 @@ def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             finished.put(exc)
         finally:
+            lane.launched.set()
             lane.stop()
 
     threads = [threading.Thread(target=work, args=(lane,), name=f"workbench-report-{i}", daemon=True)
@@ -476,7 +482,10 @@ def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
     for t in threads:
         t.start()
     try:
-        # while the kernels start and import, this process imports what running and rendering need
+        # while the kernels start and import, this process imports what running and rendering need (once
+        # the lanes have launched them: launching imports in a lane, one importer at a time)
+        for lane in lanes:
+            lane.launched.wait(timeout=60)
         import_stack(*_RUN_STACK)
 
         for _ in plan:
