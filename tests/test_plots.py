@@ -178,3 +178,21 @@ def test_a_title_wider_than_its_axes_is_wrapped_where_the_layout_puts_the_axes(l
         assert fig.get_layout_engine().get()["w_pad"] == 0.1
         fig.canvas.draw()
     plt.close(fig)
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf", "png"])
+def test_titles_are_wrapped_when_the_figure_is_saved_in_any_format(fmt) -> None:
+    """Saving swaps in the format's own canvas (SVG, PDF): the wrapping layout measures with its renderer."""
+    import io
+
+    from workbench.plots.check import wrap_titles
+
+    long = "a title that is much too long for the narrow Axes it sits on, so it must be broken onto lines"
+    fig, ax = plt.subplots(figsize=(3, 2.5), layout="constrained")
+    ax.set_title(long)
+    wrap_titles(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    assert buf.getbuffer().nbytes > 0
+    assert "\n" in ax.get_title() and ax.get_title().replace("\n", " ") == long
+    plt.close(fig)

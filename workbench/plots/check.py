@@ -164,7 +164,9 @@ def _wrap_now(fig: Any) -> bool:
     """Wrap the titles wider than their Axes as the Axes stand; whether any changed."""
     import textwrap
 
-    renderer = fig.canvas.get_renderer()
+    # the renderer of whatever canvas draws the figure (a savefig to SVG or PDF swaps the canvas in), as
+    # matplotlib's own layout engines take it
+    renderer = fig._get_renderer()
     changed = False
     for ax in fig.axes:
         title = ax.title

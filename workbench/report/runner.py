@@ -22,6 +22,7 @@ import datetime as dt
 import multiprocessing
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -262,6 +263,7 @@ def _effective_parameters(path: Path, overrides: dict[str, Any]) -> dict[str, An
 _Item = tuple[str, dict[str, Any], str, bool, float]
 _RUN_STACK = ("nbformat", "papermill", "nbconvert")  # what running and rendering a notebook import
 
+
 def _run_one(args: _Item) -> NotebookResult:
     """Run one planned notebook on a fresh kernel (a worker process of a cold run)."""
     path, params, out_dir, no_input, timeout_s = args
@@ -272,8 +274,6 @@ class _Lane:
     """One job of a warm run: a thread of this process with its own warm kernel, taking notebooks in turn."""
 
     def __init__(self, modules: list[str], number: int = 1, of: int = 1) -> None:
-        import threading
-
         self.modules, self.number, self.of = modules, number, of
         self.kernel: WarmKernel | None = None
         self.launched = threading.Event()  # set once this lane's first kernel process runs (or could not)
@@ -451,7 +451,6 @@ def _run_plan(plan: list[_Item], jobs: int, echo: bool, warm: bool = True) -> li
 def _run_warm(plan: list[_Item], jobs: int, done: Any) -> None:
     """Run ``plan`` on ``jobs`` lanes (threads with a warm kernel each); ``done(result)`` as each finishes."""
     import queue
-    import threading
 
     from .kernels import imported_modules
 
