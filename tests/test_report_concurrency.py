@@ -54,25 +54,39 @@ _WATCH = """
 import json, sys, threading
 from pathlib import Path
 
-from workbench.report import kernels
-from workbench.report.runner import run_report
+from workbench.report import kernels, runner
 
 STACK = ("jupyter_client", "jupyter_core", "ipykernel", "IPython", "papermill", "nbclient", "nbconvert",
          "nbformat", "pygments", "mistune", "bs4", "jinja2")
 unlocked = []
-lock = getattr(kernels, "STACK_IMPORT", None)
+
+
+class Owned:  # the report's lock, and which thread holds it
+    def __init__(self):
+        self.lock, self.owner = threading.Lock(), None
+
+    def __enter__(self):
+        self.lock.acquire()
+        self.owner = threading.get_ident()
+
+    def __exit__(self, *exc):
+        self.owner = None
+        self.lock.release()
+
+
+kernels.STACK_IMPORT = runner.STACK_IMPORT = owned = Owned()
 
 
 class Watch:  # sees every module imported for the first time, in the thread that imports it
     def find_spec(self, name, path=None, target=None):
         if (threading.current_thread() is not threading.main_thread() and name.split(".")[0] in STACK
-                and not (lock is not None and lock.locked())):
+                and owned.owner != threading.get_ident()):
             unlocked.append(name)
         return None
 
 
 sys.meta_path.insert(0, Watch())
-results = run_report([Path(p) for p in sys.argv[2:]], out_dir=sys.argv[1], jobs=2, echo=False)
+results = runner.run_report([Path(p) for p in sys.argv[2:]], out_dir=sys.argv[1], jobs=2, echo=False)
 print(json.dumps({"status": [r.status for r in results], "unlocked": unlocked}))
 """
 

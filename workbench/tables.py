@@ -214,6 +214,7 @@ def _columns_at_once(rows: list[str], width: int, index: dict[str, int], kinds: 
     if not rows:
         return None
     body = "\n".join(rows)
+    # quotes follow the csv module's rules; U+001F is whitespace to str.strip() but not to Arrow's trim
     if '"' in body or "\0" in body or "\x1f" in body or max(map(len, rows)) > csv.field_size_limit():
         return None
     names = [f"c{i}" for i in range(width)]

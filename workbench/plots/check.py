@@ -70,7 +70,7 @@ def layout_problems(fig: Any) -> list[str]:
     figure; a legend drawn over the axes that covers a plotted point.
     """
     texts = _drawn_texts(fig)
-    renderer = fig.canvas.get_renderer()
+    renderer = fig._get_renderer()
     fig_box = fig.bbox
     from matplotlib.text import Text
 

@@ -48,7 +48,7 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
     if engine is not None:  # the Axes' final place: the layout alone, not a whole draw
         engine.execute(fig)
     ax.get_xlim(), ax.get_ylim()  # autoscaled limits, as a draw would settle them
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    renderer = fig._get_renderer()  # type: ignore[attr-defined]  # (any canvas, as layout engines take it)
     placed: list[Any] = []
     out: list[Text] = []
     box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "0.7", "alpha": 0.9} if boxed else None

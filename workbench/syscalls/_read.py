@@ -811,8 +811,8 @@ def _lookup(store: Cache, paths: list[Path], options: dict[str, Any]) -> tuple[s
 def _hit(store: Cache, key: str, strict: bool) -> pd.DataFrame | None:
     """The cached frame of ``key`` (None: not cached); ParseError on its first reject when ``strict``."""
     hit = store.load(key)
-    if hit is not None and strict and len(rejects_of(hit)):
-        raise ParseError(*_first_reject(rejects_of(hit).rows()))
+    if hit is not None and strict and (rows := rejects_of(hit).rows()):
+        raise ParseError(*_first_reject(rows))
     return hit
 
 
