@@ -196,3 +196,23 @@ def test_titles_are_wrapped_when_the_figure_is_saved_in_any_format(fmt) -> None:
     assert buf.getbuffer().nbytes > 0
     assert "\n" in ax.get_title() and ax.get_title().replace("\n", " ") == long
     plt.close(fig)
+
+
+def test_labels_crowded_on_one_point_all_find_a_free_place() -> None:
+    """Twenty labels on nearly the same point: more than the nine nearest places; none may overlap."""
+    from matplotlib.text import Text
+
+    from workbench.plots.style import place_labels
+
+    fig, ax = plt.subplots(figsize=(6, 6), layout="constrained")
+    ax.plot([0, 10], [0, 10])
+    texts = place_labels(ax, [(5 + 0.01 * i, 5.0, str(i)) for i in range(20)])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(t, renderer) for t in texts]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            inner = a.intersection(a, b)
+            assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
+        assert fig.bbox.y0 <= a.y0 and a.y1 <= fig.bbox.y1
+    plt.close(fig)

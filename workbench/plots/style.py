@@ -34,12 +34,21 @@ def layout_paused(fig: Any) -> Iterator[None]:
         fig.set_layout_engine(engine)
 
 
+def _free_box(t: Any, renderer: Any, placed: list[Any], up_pt: float) -> Any:
+    """Move label ``t`` to ``up_pt`` points above its point; its box there, or None if it overlaps one placed."""
+    t.xyann = (0, up_pt)
+    t.update_positions(renderer)
+    bb = Text.get_window_extent(t, renderer)  # the text alone, not its line back to the point
+    return None if any(bb.overlaps(o) for o in placed) else bb
+
+
 def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsize: float = 8,
                  color: str = "black", boxed: bool = False, pad_px: float = 2.0) -> list[Text]:
     """Write each ``(x, y, text)`` label (data coordinates) where it overlaps no label placed before it.
 
-    A label that would collide is moved up by its own height (then down, then further) until it is
-    free, with a thin line back to its point. Call it last, once the Axes has its limits, scales and
+    A label that would collide is moved up by its own height (then down, then further, as far as the
+    labels before it could stack, preferring a place inside the figure) until it is free, with a thin
+    line back to its point. Call it last, once the Axes has its limits, scales and
     legend: the layout is computed once before the labels are measured.
     """
     fig = ax.get_figure(root=True)
@@ -59,12 +68,19 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
         t.set_in_layout(False)
         t.update_positions(renderer)
         height_pt = (Text.get_window_extent(t, renderer).height + pad_px) * 72 / fig.dpi
-        for step in (0, 1, -1, 2, -2, 3, 4, 5, 6):
-            t.xyann = (0, 4 + step * height_pt)
-            t.update_positions(renderer)
-            bb = Text.get_window_extent(t, renderer)  # the text alone, not its line back to the point
-            if not any(bb.overlaps(o) for o in placed):
-                break
+
+        near = (0, 1, -1, 2, -2, 3, 4, 5, 6)  # (the first free one of these)
+        # further out, up and down, as far as every label placed so far could stack: one slot is free;
+        # one inside the figure is preferred
+        far = [v for k in range(3, len(placed) + 8) for v in (k + 4, -k)]
+        step = next((s for s in near if _free_box(t, renderer, placed, 4 + s * height_pt) is not None), None)
+        if step is None:
+            boxes = {s: _free_box(t, renderer, placed, 4 + s * height_pt) for s in far}
+            free = [s for s in far if boxes[s] is not None]
+            inside = [s for s in free if fig.bbox.x0 <= boxes[s].x0 and boxes[s].x1 <= fig.bbox.x1
+                      and fig.bbox.y0 <= boxes[s].y0 and boxes[s].y1 <= fig.bbox.y1]
+            step = (inside or free or [near[-1]])[0]
+        _free_box(t, renderer, placed, 4 + step * height_pt)
         placed.append(Text.get_window_extent(t, renderer).padded(pad_px))
         out.append(t)
     return out
