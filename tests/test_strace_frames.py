@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.arrow_frames import TEXT_DTYPE, categorical, nullable_int, reorder, runs, text_array
+from workbench.arrow_frames import (
+    TEXT_DTYPE,
+    categorical,
+    nullable_int,
+    reorder,
+    sorted_runs,
+    text_array,
+)
 from workbench.syscalls import native_available, read_strace, to_parquet
 
 DATA = Path(__file__).resolve().parent / "data" / "strace"
@@ -66,19 +73,40 @@ def test_a_reorder_by_runs_equals_a_gather(moves: list[int], max_runs: int) -> N
         if m < len(order) - 1:
             order.append(order.pop(m))
     perm = np.asarray(order, dtype=np.int64)
-    spans = runs(perm, max_runs=max_runs)
+    keys = np.argsort(perm) * 3 + 1000  # the line of each stored row: sorting the rows by it gives perm
+    spans = sorted_runs(keys, max_runs=max_runs)
     col = pa.chunked_array([pa.array([f"r{i}" if i % 7 else None for i in range(k, k + 10)],
                                      type=pa.large_string()) for k in range(0, n, 10)])
     got = reorder(col, perm, spans)
     assert got.to_pylist() == col.take(pa.array(perm)).to_pylist()
     if spans is not None:
         assert sum(b - a for a, b in spans) == n and len(spans) <= max_runs
+        breaks = int(np.count_nonzero(np.diff(perm) != 1))
+        assert len(spans) == breaks + 1  # maximal runs: no two that could be one
+    else:
+        assert np.count_nonzero(np.diff(perm) != 1) + 1 > max_runs
     ints = pa.chunked_array([pa.array([None if i % 5 == 0 else i for i in range(n)], type=pa.int64())])
     back = nullable_int(reorder(ints, perm, spans), "Int64")
     assert back.tolist() == [pd.NA if i % 5 == 0 else i for i in order]
     cats = pa.chunked_array([pa.array(["b", None, "a"] * 16 + ["a", "b"]).dictionary_encode()])
     c = categorical(reorder(cats, perm, spans), ["a", "b"])
     assert [None if pd.isna(v) else v for v in c] == [cats.to_pylist()[i] for i in order]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=0, max_size=80), st.integers(1, 40))
+def test_sorted_runs_are_the_stable_sort_of_any_keys(values: list[int], max_runs: int) -> None:
+    """Ties included (earlier rows first, as a stable sort puts them); None only past ``max_runs`` runs."""
+    keys = np.asarray(values, dtype=np.int64)
+    want = np.argsort(keys, kind="stable")
+    breaks = int(np.count_nonzero(np.diff(want) != 1)) if len(keys) else -1
+    spans = sorted_runs(keys, max_runs=max_runs)
+    if spans is None:
+        assert breaks + 1 > max_runs
+        return
+    got = [i for a, b in spans for i in range(a, b)]
+    assert got == want.tolist()
+    assert len(spans) == breaks + 1 and all(b > a for a, b in spans)
 
 
 def test_text_array_keeps_the_buffers_and_reads_other_text_types() -> None:
@@ -112,3 +140,36 @@ def test_a_damaged_converted_trace_raises_parse_error_never_a_raw_arrow_error(tm
             assert str(out) in str(exc) and "damaged" in str(exc)
             raised += 1
     assert raised >= 3  # bytes overwritten in pages or their headers are found, and named
+
+
+@pytest.mark.parametrize("way", ["native", "reference", "two threads", "converted, one row group",
+                                 "converted, row groups", "cache hit"])
+def test_every_loaded_frame_can_be_edited_in_place(way: str, tmp_path: Path) -> None:
+    """``frame.loc[...] = ...`` works on every column whichever way the frame was loaded: no column is a
+    read-only view (of the scanner's buffers, of Arrow memory or of a mapped cache entry), and editing a
+    cache hit leaves the cache entry as it was."""
+    if way != "reference" and not native_available():
+        pytest.skip("the C scanner is not built")
+    trace = DATA / "threads_futex.txt"
+    if way == "native":
+        frame = read_strace(trace, native=True)
+    elif way == "reference":
+        frame = read_strace(trace, native=False)
+    elif way == "two threads":
+        big = tmp_path / "big.strace"
+        big.write_bytes(trace.read_bytes() * (40_000_000 // trace.stat().st_size + 1))
+        frame = read_strace(big, threads=2, check_summary=False)
+    elif way.startswith("converted"):
+        lines = 7 if way.endswith("row groups") else 1 << 20
+        frame = read_strace(to_parquet(trace, tmp_path / "t.parquet", row_group_lines=lines, progress=False).path)
+    else:
+        read_strace(trace, cache=tmp_path / "cache")
+        frame = read_strace(trace, cache=tmp_path / "cache")
+    want = read_strace(trace)
+    first, second = frame.index[0], frame.index[1]
+    for col in frame.columns:
+        frame.loc[first, col] = frame.loc[second, col]
+        a, b = frame.loc[first, col], frame.loc[second, col]
+        assert a == b or (pd.isna(a) and pd.isna(b)), col
+    if way == "cache hit":
+        pd.testing.assert_frame_equal(read_strace(trace, cache=tmp_path / "cache"), want, check_exact=True)

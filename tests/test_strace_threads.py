@@ -59,8 +59,10 @@ def _canonical(raw: dict[str, Any]) -> dict[str, Any]:
     for k, names in (("name", "names"), ("errno", "errnos"), ("signal", "signals")):
         table = np.array([*raw[names], None], dtype=object)
         out[k] = table[np.asarray(raw[k], dtype=np.int64)].tolist()
-    for k in ("kind", "pid", "ts", "end", "dur", "retval", "line"):
+    for k in ("kind", "pid", "retval", "line"):
         out[k] = np.asarray(raw[k]).tolist()
+    for k in ("ts", "end", "dur"):  # float seconds: NaN (missing) as None, so that missing equals missing
+        out[k] = [None if x != x else x for x in np.asarray(raw[k]).tolist()]
     for k in ("args", "ret_text", "backtrace"):
         out[k] = raw[k].to_pylist()
     for k in ("rejects", "messages", "summary", "lines", "rows"):

@@ -9,12 +9,13 @@ entry) and where a loader's text columns come as Arrow arrays:
   string or dictionary column, codes mapped per chunk through the dictionary;
 - :func:`nullable_int`: a nullable ``Int64``/``Int32``… array from an Arrow
   integer column (nulls become the mask);
-- :func:`runs` and :func:`reorder`: a permutation as runs of consecutive
-  source rows, so a column is reordered by zero-copy slices (before it is
-  converted) instead of a gather over every row.
+- :func:`sorted_runs` and :func:`reorder`: the sorted order of nearly sorted
+  keys as runs of consecutive source rows, so a column is reordered by
+  zero-copy slices (before it is converted) instead of a gather over every row.
 """
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TEXT_DTYPE", "categorical", "nullable_int", "numpy_column", "reorder", "runs", "text_array"]
+__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array"]
 
 
 def _text_dtype() -> Any:
@@ -38,27 +39,55 @@ TEXT_DTYPE = _text_dtype()
 Runs = list[tuple[int, int]]
 
 
-def runs(order: np.ndarray, max_runs: int = 4096) -> Runs | None:
-    """``order`` (a permutation of source rows) as ``[(start, stop), ...]`` runs; None when it has more
-    than ``max_runs`` of them (a gather is then cheaper than many slices)."""
-    if len(order) == 0:
+def sorted_runs(keys: np.ndarray, max_runs: int = 4096) -> Runs | None:
+    """The rows in the stable sorted order of ``keys`` as ``[(start, stop), ...]`` runs of consecutive source
+    rows; None when that takes more than ``max_runs`` runs (a gather is then cheaper than many slices).
+
+    Keys nearly in order (a converted trace: rows are out of line order only
+    around the few calls held back over a chunk boundary) cost one pass to
+    find their increasing stretches, which are then merged as sorted lists
+    are, a run at a time: no sort, no permutation, nothing row-sized but one
+    mask.
+    """
+    n = len(keys)
+    if n == 0:
         return []
-    breaks = np.flatnonzero(np.diff(order) != 1) + 1
-    if len(breaks) + 1 > max_runs:
+    cuts = (np.flatnonzero(keys[1:] < keys[:-1]) + 1).tolist()
+    if len(cuts) + 1 > max_runs:
         return None
-    starts = np.concatenate([[0], breaks])
-    stops = np.concatenate([breaks, [len(order)]])
-    return [(int(order[a]), int(order[a]) + int(b - a)) for a, b in zip(starts, stops, strict=True)]
+    starts, stops = [0, *cuts], [*cuts, n]
+    pos = list(starts)
+    heap = [(keys[a].item(), i) for i, a in enumerate(starts)]
+    heapq.heapify(heap)
+    out: Runs = []
+    while heap:
+        _, j = heapq.heappop(heap)
+        a, e = pos[j], stops[j]
+        if heap:  # go on while this stretch comes first: up to the next stretch's key (ties: the earlier rows)
+            bound, other = heap[0]
+            m = a + int(np.searchsorted(keys[a:e], bound, side="right" if j < other else "left"))
+        else:
+            m = e
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], m)
+        else:
+            out.append((a, m))
+            if len(out) > max_runs:
+                return None
+        pos[j] = m
+        if m < e:
+            heapq.heappush(heap, (keys[m].item(), j))
+    return out
 
 
 def reorder(col: pa.ChunkedArray, order: np.ndarray | None, spans: Runs | None) -> pa.ChunkedArray:
-    """``col`` in ``order``: zero-copy slices when ``spans`` (its runs) is given, else one gather."""
-    if order is None:
-        return col
+    """``col`` made of the row runs ``spans`` (zero-copy slices), else gathered in ``order``, else as it is."""
     if spans is not None:
         chunks = [c for a, b in spans for c in col.slice(a, b - a).chunks]
         return pa.chunked_array(chunks, type=col.type)
-    return col.take(pa.array(order))
+    if order is not None:
+        return col.take(pa.array(order))
+    return col
 
 
 def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionArray:
@@ -90,26 +119,50 @@ def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
     bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]  # a null value: missing
     if bad:
         raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
-    remap = np.append(where, -1).astype(np.int32)
+    # codes in pandas' own (smallest) code dtype, mapped by Arrow: no int64 copy of the indices on the way
+    remap = np.append(where, -1).astype(code_dtype(len(cats)))
     idx = pa.chunked_array([c.indices for c in col.chunks], type=col.type.index_type)
     if idx.null_count:
-        idx = idx.fill_null(-1)
-    codes = remap[idx.to_numpy().astype(np.int64, copy=False)]
+        idx = idx.fill_null(len(values))  # the slot after the dictionary holds -1 (missing)
+    codes = _numpy(pc.take(pa.array(remap), idx))
     return pd.Categorical.from_codes(codes, categories=cats)
+
+
+def code_dtype(n: int) -> np.dtype[Any]:
+    """The dtype pandas keeps the codes of ``n`` categories in (int8 up to 127 categories, then int16…)."""
+    for dt in (np.int8, np.int16, np.int32):
+        if n < np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
 
 
 def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64") -> pd.api.extensions.ExtensionArray:
     """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask."""
     np_dtype = np.dtype(dtype.lower())  # Int64 -> int64, UInt8 -> uint8
     if col.null_count:
-        mask = pc.is_null(col).to_numpy()
-        values = col.fill_null(0).to_numpy().astype(np_dtype, copy=False)
+        mask = _numpy(pc.is_null(col))
+        values = _numpy(col.fill_null(0)).astype(np_dtype, copy=False)
     else:
-        values = col.to_numpy().astype(np_dtype, copy=False)
+        values = _numpy(col).astype(np_dtype, copy=False)
         mask = np.zeros(len(values), dtype=bool)
     return pd.arrays.IntegerArray(values, mask)
 
 
 def numpy_column(col: pa.ChunkedArray) -> np.ndarray:
     """A plain numpy column (floats keep NaN; no nulls expected)."""
-    return col.to_numpy()
+    return _numpy(col)
+
+
+def _numpy(col: pa.ChunkedArray) -> np.ndarray:
+    """One writable numpy array of a column without nulls: the chunks' views joined in one copy.
+
+    Writable because pandas writes into a frame's arrays in place
+    (``frame.loc[...] = ...``) and fails on a read-only view of Arrow memory;
+    one copy because ``ChunkedArray.to_numpy`` joins the chunks in Arrow and
+    hands out a read-only view of that.
+    """
+    if col.num_chunks == 0:
+        return np.empty(0, dtype=col.type.to_pandas_dtype())
+    if col.num_chunks == 1:
+        return np.array(col.chunk(0).to_numpy(zero_copy_only=False))  # (a copy of a view: writable)
+    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in col.chunks])

@@ -3,13 +3,15 @@
  *
  * Parser(pid_mode, ts_mode, fixed_pid).feed(bytes) takes blocks of whole
  * lines; finish() returns a dict of raw columns as buffer objects (int32 /
- * int64 arrays; string columns as Arrow large_string offsets, data and
- * validity bitmap), never Python strings per row. Split calls are joined in
+ * int64 arrays, times as float64 seconds; string columns as Arrow
+ * large_string offsets, data and validity bitmap), never Python strings
+ * per row. Split calls are joined in
  * the same pass through a pid -> pending-row map that lives across blocks.
  * Text is latin-1 in, UTF-8 out (as the reference decodes and Arrow encodes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +34,10 @@ typedef struct {
     Py_ssize_t n;
 } Blob;
 
+static char blob_empty[8];
+/* writable: a frame's columns are views of these buffers and pandas writes into them in place */
 static int blob_getbuffer(Blob *self, Py_buffer *view, int flags) {
-    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : (char *)"", self->n, 1, flags);
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : blob_empty, self->n, 0, flags);
 }
 static void blob_dealloc(Blob *self) {
     free(self->p);
@@ -56,18 +60,6 @@ static PyObject *blob_new(char *p, Py_ssize_t n) { /* takes ownership of p */
     return (PyObject *)b;
 }
 
-/* big buffers: ask for transparent huge pages (fewer page faults when they are first touched) */
-static void hint_huge(void *p, size_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (n < ((size_t)8 << 20)) return;
-    uintptr_t a = ((uintptr_t)p + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
-    uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)((1u << 21) - 1);
-    if (e > a) madvise((void *)a, (size_t)(e - a), MADV_HUGEPAGE);
-#else
-    (void)p; (void)n;
-#endif
-}
-
 /* Parser.feed runs without the GIL (two scanners can work on two halves of a
  * file at once); the rare calls into Python below take it back. */
 static void nomem(void) {
@@ -86,7 +78,6 @@ static int vec_reserve(vec_t *v, size_t extra) {
     if (!q) { nomem(); return -1; }
     v->p = q;
     v->cap = cap;
-    hint_huge(q, cap);
     return 0;
 }
 #define VEC_PUSH(v, T, x) (vec_reserve(&(v), sizeof(T)) ? -1 : (((T *)((v).p))[(v).n / sizeof(T)] = (x), (v).n += sizeof(T), 0))
@@ -246,7 +237,6 @@ static char *seg_alloc(size_t n) {
 #ifdef MAP_ANONYMOUS
     void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED) return NULL;
-    hint_huge(q, n);
     return (char *)q;
 #else
     return malloc(n);
@@ -1055,8 +1045,6 @@ static int outcol_init(outcol_t *c, vec_t *col, int64_t n) {
     c->data = malloc((size_t)c->total + 1);
     c->valid = nulls ? calloc((size_t)(n / 8 + 1), 1) : NULL;
     if (!c->off || !c->data || (nulls && !c->valid)) return -1;
-    hint_huge(c->off, (size_t)(n + 1) * sizeof(int64_t));
-    hint_huge(c->data, (size_t)c->total + 1);
     return 0;
 }
 static void outcol_row(Parser *p, outcol_t *c, int64_t r) {
@@ -1108,6 +1096,18 @@ done:
     return rc;
 }
 
+/* int64 nanoseconds (NA where missing) to float64 seconds (NaN), in place: the same value as
+ * numpy's float64(ns) / 1e9, and no second buffer */
+static void ns_to_seconds(char *p, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t x;
+        double y;
+        memcpy(&x, p + i * 8, 8);
+        y = x == NA ? NAN : (double)x / 1e9;
+        memcpy(p + i * 8, &y, 8);
+    }
+}
+
 static PyObject *take(vec_t *v) {
     char *p = v->p;
     Py_ssize_t n = (Py_ssize_t)v->n;
@@ -1134,6 +1134,9 @@ static PyObject *Parser_finish(Parser *self, PyObject *unused) {
     if (gather_all(self, d)) { Py_DECREF(d); return NULL; }
     SET("kind", take(&self->kind));
     SET("pid", take(&self->pid));
+    ns_to_seconds(self->ts.p, (int64_t)(self->ts.n / 8));
+    ns_to_seconds(self->end.p, (int64_t)(self->end.n / 8));
+    ns_to_seconds(self->dur.p, (int64_t)(self->dur.n / 8));
     SET("ts", take(&self->ts));
     SET("end", take(&self->end));
     SET("dur", take(&self->dur));
@@ -1448,19 +1451,21 @@ static PyObject *Parser_drain(Parser *self, PyObject *unused) {
     free(old);
     old = NULL;
     /* numeric columns: the rows given out to new buffers, the rows kept to the front */
-#define SPLIT(key, vec, T) do { \
+#define SPLIT(key, vec, T) SPLIT_(key, vec, T, 0)
+#define SPLIT_(key, vec, T, seconds_) do { \
         T *out_ = malloc(((size_t)m + 1) * sizeof(T)); \
         if (!out_) { PyErr_NoMemory(); goto fail; } \
         T *in_ = (T *)(vec).p; \
         for (int64_t r = 0; r < n; r++) { if (keep[r]) in_[newi[r]] = in_[r]; else out_[newi[r]] = in_[r]; } \
         (vec).n = (size_t)k * sizeof(T); \
+        if (seconds_) ns_to_seconds((char *)out_, m); \
         if (key) SETD((const char *)key, blob_new((char *)out_, (Py_ssize_t)(m * (int64_t)sizeof(T)))); else free(out_); \
     } while (0)
     SPLIT("kind", self->kind, int32_t);
     SPLIT("pid", self->pid, int64_t);
-    SPLIT("ts", self->ts, int64_t);
-    SPLIT("end", self->end, int64_t);
-    SPLIT("dur", self->dur, int64_t);
+    SPLIT_("ts", self->ts, int64_t, 1);
+    SPLIT_("end", self->end, int64_t, 1);
+    SPLIT_("dur", self->dur, int64_t, 1);
     SPLIT("name", self->name, int32_t);
     SPLIT("retval", self->retval, int64_t);
     SPLIT("errno", self->errno_, int32_t);
@@ -1471,6 +1476,7 @@ static PyObject *Parser_drain(Parser *self, PyObject *unused) {
     SPLIT(NULL, self->stack, span_t);
     SPLIT(NULL, self->orig, uint8_t);
 #undef SPLIT
+#undef SPLIT_
     for (size_t i = 0; i < self->pending.cap; i++)
         if (self->pending.used[i] == USED) self->pending.vals[i] = newi[self->pending.vals[i]];
     if (self->last_row >= 0) self->last_row = newi[self->last_row];

@@ -2,7 +2,7 @@
 
 The module exports one class, :class:`Parser`, and :func:`skip_lines`. :meth:`Parser.finish` returns
 the raw columns as :class:`Blob` buffers (numbers: native-endian int32/int64
-arrays, one item per row; text: Arrow ``large_string`` offsets, data and
+arrays, times float64 seconds, one item per row; text: Arrow ``large_string`` offsets, data and
 validity bitmap) and the side tables as lists of tuples.
 """
 from typing import TypedDict, type_check_only
@@ -11,7 +11,8 @@ from typing_extensions import Buffer
 
 @type_check_only
 class Blob:
-    """Read-only bytes owned by the scanner (``workbench.syscalls._native.Blob``; not exported)."""
+    """Writable bytes owned by the scanner (``workbench.syscalls._native.Blob``; not exported): the frame's
+    columns are views of them."""
 
     def __buffer__(self, flags: int, /) -> memoryview: ...
 
@@ -23,9 +24,9 @@ class RawColumns(TypedDict):
     lines: int  # physical lines fed
     kind: Blob  # int32: index into the kinds (call, unfinished, signal, stopped, exit, killed, superseded)
     pid: Blob  # int64, INT64_MIN where missing
-    ts: Blob  # int64 ns, INT64_MIN where missing
-    end: Blob  # int64 ns
-    dur: Blob  # int64 ns
+    ts: Blob  # float64 seconds, NaN where missing
+    end: Blob  # float64 seconds
+    dur: Blob  # float64 seconds
     name: Blob  # int32 code into names, -1 where missing
     retval: Blob  # int64
     errno: Blob  # int32 code into errnos, -1 where missing

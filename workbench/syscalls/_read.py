@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..arrow_frames import text_array
+from ..arrow_frames import code_dtype, text_array
 from ..errors import ParseError, UsageError
 from ..schema import RejectRow, SideTable, attach_rejects, rejects_of, validate
 from ..sources import (
@@ -199,13 +199,17 @@ def _head(obj: Readable) -> tuple[str, Readable]:
 
 # -- frame building -------------------------------------------------------------
 def _cat(codes: np.ndarray, names: list[str]) -> pd.Categorical:
-    """Categorical with sorted categories (so the scanners' interning order does not matter)."""
+    """Categorical with sorted categories (so the scanners' interning order does not matter).
+
+    The codes are mapped by indexing a table in pandas' own code dtype with the
+    scanner's int32 codes (-1, missing, indexes the table's last slot): no int64
+    copy of the codes on the way.
+    """
     order = sorted(range(len(names)), key=names.__getitem__)
-    remap = np.empty(len(names) + 1, dtype=np.int32)
-    remap[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int32)
-    remap[-1] = -1  # code -1 (missing) indexes the last slot
-    codes = remap[codes.astype(np.int64, copy=False)]
-    return pd.Categorical.from_codes(codes, categories=pd.Index([names[i] for i in order], dtype=object))
+    remap = np.empty(len(names) + 1, dtype=code_dtype(len(names)))
+    remap[np.asarray(order, dtype=np.int64)] = np.arange(len(names))
+    remap[-1] = -1
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index([names[i] for i in order], dtype=object))
 
 
 def _int64(values: np.ndarray) -> pd.arrays.IntegerArray:
@@ -214,6 +218,7 @@ def _int64(values: np.ndarray) -> pd.arrays.IntegerArray:
 
 
 def _seconds(values: np.ndarray) -> np.ndarray:
+    """int64 nanoseconds (NA where missing) as float64 seconds (NaN), as the C scanner gives them."""
     out = values.astype(np.float64)
     out /= 1e9
     out[values == NA] = np.nan
@@ -240,7 +245,7 @@ def build_frame(raw: dict[str, Any]) -> pd.DataFrame:
                                              categories=pd.Index(list(KINDS), dtype=object))
     data["pid"] = _int64(np.asarray(take("pid"), dtype=np.int64))
     for src, dst in (("ts", "timestamp_s"), ("end", "end_timestamp_s"), ("dur", "duration_s")):
-        data[dst] = _seconds(np.asarray(take(src), dtype=np.int64))
+        data[dst] = np.asarray(take(src), dtype=np.float64)
     data["syscall"] = _cat(np.asarray(take("name"), dtype=np.int32), raw["names"])
     data["args"] = _strings(take("args"))
     data["ret_text"] = _strings(take("ret_text"))
@@ -262,6 +267,9 @@ def _from_native(raw: _native.RawColumns) -> dict[str, Any]:
     def i64(b: _native.Blob) -> np.ndarray:
         return np.frombuffer(memoryview(b), dtype=np.int64)[:n]
 
+    def f64(b: _native.Blob) -> np.ndarray:
+        return np.frombuffer(memoryview(b), dtype=np.float64)[:n]
+
     def text(col: tuple[_native.Blob, _native.Blob, _native.Blob | None]) -> pa.Array:
         offsets, data, valid = col
         bitmap = None if valid is None else pa.py_buffer(valid)
@@ -270,8 +278,8 @@ def _from_native(raw: _native.RawColumns) -> dict[str, Any]:
 
     return {
         "kind": i32(raw["kind"]), "name": i32(raw["name"]), "errno": i32(raw["errno"]),
-        "signal": i32(raw["signal"]), "pid": i64(raw["pid"]), "ts": i64(raw["ts"]), "end": i64(raw["end"]),
-        "dur": i64(raw["dur"]), "retval": i64(raw["retval"]), "line": i64(raw["line"]),
+        "signal": i32(raw["signal"]), "pid": i64(raw["pid"]), "ts": f64(raw["ts"]), "end": f64(raw["end"]),
+        "dur": f64(raw["dur"]), "retval": i64(raw["retval"]), "line": i64(raw["line"]),
         "args": text(raw["args"]), "ret_text": text(raw["ret_text"]), "backtrace": text(raw["backtrace"]),
         "names": raw["names"], "errnos": raw["errnos"], "signals": raw["signals"],
         "messages": raw["messages"], "rejects": raw["rejects"], "summary": raw["summary"],
@@ -280,7 +288,10 @@ def _from_native(raw: _native.RawColumns) -> dict[str, Any]:
 
 
 def _from_reference(raw: dict[str, Any]) -> dict[str, Any]:
-    """The reference scanner's raw columns with every text column as an Arrow array."""
+    """The reference scanner's raw columns as the C scanner gives them: times in float64 seconds, every text
+    column an Arrow array."""
+    for k in ("ts", "end", "dur"):
+        raw[k] = _seconds(np.asarray(raw[k], dtype=np.int64))
     for k in ("args", "ret_text", "backtrace"):
         if not isinstance(raw[k], pa.Array):
             raw[k] = pa.array(raw[k], type=pa.large_string())

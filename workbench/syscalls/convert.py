@@ -54,7 +54,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..arrow_frames import categorical, nullable_int, numpy_column, reorder, runs, text_array
+from ..arrow_frames import (
+    Runs,
+    categorical,
+    nullable_int,
+    numpy_column,
+    reorder,
+    sorted_runs,
+    text_array,
+)
 from ..errors import InputNotFoundError, ParseError, UsageError
 from ..schema import SideTable, attach_rejects
 from ..sources import Source, compression_of, compression_of_file
@@ -73,7 +81,6 @@ from ._read import (
     _head,
     _mode,
     _native,
-    _seconds,
     _sources,
     _with_tail,
     native_available,
@@ -142,9 +149,9 @@ def _table(raw: dict[str, Any]) -> pa.Table:
     arrays = [
         kinds.take(pa.array(raw["kind"], type=pa.int32())),
         _nullable(raw["pid"]),
-        pa.array(_seconds(raw["ts"])),
-        pa.array(_seconds(raw["end"])),
-        pa.array(_seconds(raw["dur"])),
+        pa.array(raw["ts"]),
+        pa.array(raw["end"]),
+        pa.array(raw["dur"]),
         _codes_to_strings(raw["name"], raw["names"]),
         raw["args"],
         raw["ret_text"],
@@ -552,9 +559,9 @@ def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
 
 
 def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[str, Any],
-           order: np.ndarray | None) -> pd.DataFrame:
+           order: np.ndarray | None, spans: Runs | None) -> pd.DataFrame:
     """The frame of columns ``names`` (each got from ``take``, once) with :func:`read_strace`'s dtypes, rows
-    in ``order`` (None: as is).
+    made of the runs ``spans``, else in ``order`` (both None: as they are).
 
     No Python objects on the way: categoricals come from the dictionary
     arrays, text columns keep the Parquet reader's Arrow buffers (``str``
@@ -562,7 +569,6 @@ def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[
     around the few calls kept back over a chunk boundary). Columns are
     converted one at a time, each let go by ``take`` once given.
     """
-    spans = runs(order) if order is not None else None
     data: dict[str, Any] = {}
     for name in names:
         col = reorder(take(name), order, spans)  # (slices: no copy)
@@ -654,10 +660,12 @@ def read_converted(
         return col
 
     # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
-    order = np.argsort(lines, kind="stable") if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])) \
-        else None
+    spans = sorted_runs(lines)
+    order = np.argsort(lines, kind="stable") if spans is None else None
+    if spans is not None and len(spans) <= 1:
+        spans = None  # in order already
     del lines
-    frame = _frame(take, wanted, meta, order)
+    frame = _frame(take, wanted, meta, order, spans)
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]
