@@ -18,7 +18,9 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
    time is mostly page faults on fresh memory), M lines/s, peak RSS (the
    child's ``ru_maxrss``), the frame's bytes per row
    (``memory_usage(deep=True)``), and the ratios of time and memory against
-   the parse measured in the same run.
+   the parse measured in the same run; and pyarrow's allocator, which sets
+   how much a load back pays for fresh memory (``ARROW_DEFAULT_MEMORY_POOL``
+   in the environment chooses another; see the README's "Huge pages").
 
 ``--python`` runs the children with another interpreter (for example the
 virtual environment of an older checkout) to compare versions on the same
@@ -67,6 +69,7 @@ res["cpu_s"] = (e.user - c.user) + (e.system - c.system)
 res["user_s"] = e.user - c.user
 res["sys_s"] = e.system - c.system
 res["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+res["arrow_pool"] = pyarrow.default_memory_pool().backend_name
 if f is not None:
     res["rows"] = len(f)
     res["bytes_per_row"] = float(f.memory_usage(deep=True, index=False).sum()) / max(len(f), 1)
@@ -151,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:38}{r['seconds']:8.2f}{r['user_s']:8.2f}{r['sys_s']:7.2f}{rate:11.2f}"
                   f"{r['maxrss_mib']:14.0f}{bpr}{ratios}")
         entry = sum(p.stat().st_size for p in cache.glob("*.arrow")) / 2**20
-        print(f"rows {parse['rows']:,}; text columns {parse['text_dtype']}; converted Parquet "
+        print(f"rows {parse['rows']:,}; text columns {parse['text_dtype']}; pyarrow allocator "
+              f"{load['arrow_pool']} (ARROW_DEFAULT_MEMORY_POOL); converted Parquet "
               f"{out.stat().st_size / 2**20:.0f} MiB, cache entry {entry:.0f} MiB; "
               f"wall and user columns: how many times faster than the parse; RSS: the parse's peak = 1")
         print(f"peak RSS over imports: parse {parse['maxrss_mib'] - base['maxrss_mib']:.0f} MiB, "
