@@ -214,5 +214,5 @@ def test_labels_crowded_on_one_point_all_find_a_free_place() -> None:
         for b in boxes[i + 1:]:
             inner = a.intersection(a, b)
             assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
-        assert fig.bbox.y0 <= a.y0 and a.y1 <= fig.bbox.y1
+        assert fig.bbox.y0 <= a.y0 and a.y1 <= fig.bbox.y1 and fig.bbox.x0 <= a.x0 and a.x1 <= fig.bbox.x1
     plt.close(fig)

@@ -109,6 +109,16 @@ def test_sorted_runs_are_the_stable_sort_of_any_keys(values: list[int], max_runs
     assert len(spans) == breaks + 1 and all(b > a for a, b in spans)
 
 
+def test_code_dtype_is_the_dtype_pandas_keeps_the_codes_in() -> None:
+    """So a Categorical made from codes of that dtype keeps them (no recast, no copy)."""
+    from workbench.arrow_frames import code_dtype
+
+    for n in (1, 126, 127, 128, 32_766, 32_767, 32_768):
+        codes = np.zeros(2, dtype=code_dtype(n))
+        cat = pd.Categorical.from_codes(codes, categories=pd.RangeIndex(n))
+        assert cat.codes.dtype == codes.dtype, n
+
+
 def test_text_array_keeps_the_buffers_and_reads_other_text_types() -> None:
     a = pa.array(["x", None, "yz"], type=pa.large_string())
     t = text_array(a)

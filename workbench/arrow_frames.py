@@ -164,5 +164,6 @@ def _numpy(col: pa.ChunkedArray) -> np.ndarray:
     if col.num_chunks == 0:
         return np.empty(0, dtype=col.type.to_pandas_dtype())
     if col.num_chunks == 1:
-        return np.array(col.chunk(0).to_numpy(zero_copy_only=False))  # (a copy of a view: writable)
+        one = col.chunk(0).to_numpy(zero_copy_only=False)
+        return one if one.flags.writeable else one.copy()  # (a view of Arrow memory is read-only)
     return np.concatenate([c.to_numpy(zero_copy_only=False) for c in col.chunks])

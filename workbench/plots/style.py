@@ -69,18 +69,21 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
         t.update_positions(renderer)
         height_pt = (Text.get_window_extent(t, renderer).height + pad_px) * 72 / fig.dpi
 
-        near = (0, 1, -1, 2, -2, 3, 4, 5, 6)  # (the first free one of these)
-        # further out, up and down, as far as every label placed so far could stack: one slot is free;
-        # one inside the figure is preferred
-        far = [v for k in range(3, len(placed) + 8) for v in (k + 4, -k)]
-        step = next((s for s in near if _free_box(t, renderer, placed, 4 + s * height_pt) is not None), None)
-        if step is None:
-            boxes = {s: _free_box(t, renderer, placed, 4 + s * height_pt) for s in far}
-            free = [s for s in far if boxes[s] is not None]
-            inside = [s for s in free if fig.bbox.x0 <= boxes[s].x0 and boxes[s].x1 <= fig.bbox.x1
-                      and fig.bbox.y0 <= boxes[s].y0 and boxes[s].y1 <= fig.bbox.y1]
-            step = (inside or free or [near[-1]])[0]
-        _free_box(t, renderer, placed, 4 + step * height_pt)
+        near = (0, 1, -1, 2, -2, 3, 4, 5, 6)  # the first free one of these (the label stays where it is found)
+        if not any(_free_box(t, renderer, placed, 4 + s * height_pt) is not None for s in near):
+            # further out, up and down, as far as every label placed so far could stack (one of these is
+            # free): the first free one inside the figure, else the first free one
+            inside = first_free = None
+            for s in (v for k in range(3, len(placed) + 8) for v in (k + 4, -k)):
+                bb = _free_box(t, renderer, placed, 4 + s * height_pt)
+                if bb is None:
+                    continue
+                if fig.bbox.x0 <= bb.x0 and bb.x1 <= fig.bbox.x1 and fig.bbox.y0 <= bb.y0 and bb.y1 <= fig.bbox.y1:
+                    inside = s
+                    break
+                first_free = s if first_free is None else first_free
+            step = next((s for s in (inside, first_free) if s is not None), near[-1])
+            _free_box(t, renderer, placed, 4 + step * height_pt)
         placed.append(Text.get_window_extent(t, renderer).padded(pad_px))
         out.append(t)
     return out
