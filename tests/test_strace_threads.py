@@ -75,13 +75,14 @@ def _one(path: Path) -> dict[str, Any]:
     return _canonical(reader._scan(path.name, path, pid_mode, ts_mode, fixed, True, None, threads=1))
 
 
-def _parts(path: Path, cuts: list[int]) -> dict[str, Any] | None:
+def _parts(path: Path, cuts: list[int], gather: int = 1) -> dict[str, Any] | None:
+    """Scanned in pieces cut at ``cuts`` and merged; the strings gathered on ``gather`` threads."""
     pid_mode, ts_mode, fixed = _modes(path)
     done = reader._scan_parts(path, cuts, pid_mode, ts_mode, fixed, None)
     if done is None:
         return None
     parser, tail = done
-    return _canonical(reader._with_tail(reader._from_native(parser.finish()), tail))
+    return _canonical(reader._with_tail(reader._from_native(parser.finish(gather)), tail))
 
 
 def _line_starts(path: Path) -> list[int]:
@@ -118,12 +119,13 @@ def test_two_pieces_equal_one_scanner_at_every_line(path: Path, tmp_path: Path) 
     want = _one(path)
     starts = _line_starts(path)
     merged = 0
-    for cut in starts:
-        got = _parts(path, [cut])
+    for i, cut in enumerate(starts):
+        gather = 1 + i % 4  # the strings gathered on 1 to 4 threads, in turn
+        got = _parts(path, [cut], gather)
         if got is None:  # a cut inside the -C table: read_strace scans the file in one piece
             continue
         merged += 1
-        assert got == want, f"{path.name} cut at byte {cut}"
+        assert got == want, f"{path.name} cut at byte {cut}, gathered on {gather} threads"
     assert merged >= 0.8 * len(starts), f"only {merged} of {len(starts)} cuts could be joined"
 
 
@@ -139,11 +141,43 @@ def test_three_and_four_pieces_equal_one_scanner(path: Path, tmp_path: Path) -> 
     joined = 0
     for _ in range(60):
         cuts = sorted(rng.sample(starts, rng.choice([2, 3])))
-        got = _parts(path, cuts)
+        gather = rng.choice([1, 2, 3, 8])
+        got = _parts(path, cuts, gather)
         if got is not None:
             joined += 1
-            assert got == want, f"{path.name} cut at bytes {cuts}"
+            assert got == want, f"{path.name} cut at bytes {cuts}, gathered on {gather} threads"
     assert joined >= 30
+
+
+def test_strings_over_many_segments_gathered_on_several_threads(tmp_path: Path) -> None:
+    """A file whose text columns fill several 8 MiB string segments: scanned in 2-4 pieces and gathered on
+    as many threads (segments are returned to the system as the gather passes them), the frame of one
+    scanner; one scanner's strings gathered on several threads, the same columns."""
+    from workbench.syscalls import _native
+
+    text = (DATA / "threads_futex.txt").read_text(encoding="latin-1")
+    body = text[: text.index("% time")]
+    pad = "x" * 1000
+    padded = re.sub(r"^(\d+ +[\d:.]+ )(\w+)\(", lambda m: f'{m[1]}{m[2]}("{pad}", ', body, flags=re.M)
+    big = tmp_path / "big.txt"
+    with open(big, "w", encoding="latin-1") as f:
+        for _ in range(60):
+            f.write(padded)
+    assert big.stat().st_size > 4 * 8 << 20
+    one = read_strace(big, threads=1)
+    assert one["args"].str.len().sum() > 4 * 8 << 20 and len(one) > 40_000
+    for threads in (2, 3, 4):
+        pd.testing.assert_frame_equal(read_strace(big, threads=threads), one)
+    pid_mode, ts_mode, fixed = _modes(big)
+    want = None
+    for gather in (1, 2, 5):
+        p = _native.Parser(pid_mode, ts_mode, fixed)
+        for block in reader._blocks(big):
+            p.feed(block)
+        got = _canonical(reader._from_native(p.finish(gather)))
+        if want is None:
+            want = got
+        assert got == want, f"gathered on {gather} threads"
 
 
 @pytest.mark.parametrize("threads", [2, 3])

@@ -200,7 +200,7 @@ typedef struct { int64_t off, len; } span_t; /* off = segment << 32 | offset; le
  * which walks the rows in order, returns segments to the system as soon as it is
  * past them: peak memory is about one copy of the strings, not two. */
 #define SEG_SIZE ((size_t)8 << 20)
-typedef struct { char *p; size_t n, cap; int64_t last_row; } seg_t;
+typedef struct { char *p; size_t n, cap; int64_t first_row, last_row; } seg_t; /* lowest, highest row in it */
 
 /* Segments given back while scanning go to a small pool shared by all scanners
  * (several threads feed at once): the next segment reuses pages already
@@ -235,7 +235,9 @@ static char *seg_alloc(size_t n) {
         if (q) return q;
     }
 #ifdef MAP_ANONYMOUS
-    void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* populated at once: a segment is filled to the end (but the last), and one call that maps 2,048 pages
+     * costs far less than 2,048 page faults */
+    void *q = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (q == MAP_FAILED) return NULL;
     return (char *)q;
 #else
@@ -305,13 +307,21 @@ static char *heap_room(Parser *p, size_t need, int64_t row, int64_t *off) {
         char *q = seg_alloc(cap);
         if (!q) { nomem(); return NULL; }
         g = &p->segs[p->nsegs++];
-        g->p = q; g->n = 0; g->cap = cap; g->last_row = -1;
+        g->p = q; g->n = 0; g->cap = cap; g->first_row = INT64_MAX; g->last_row = -1;
     }
     if (row > g->last_row) g->last_row = row;
+    if (row < g->first_row) g->first_row = row;
     *off = ((int64_t)(p->nsegs - 1) << 32) | (int64_t)g->n;
     return g->p + g->n;
 }
 static char *span_ptr(Parser *p, span_t sp) { return p->segs[sp.off >> 32].p + (sp.off & 0xffffffffLL); }
+/* row `row` now points at `sp` too: its segment's row range covers it */
+static void seg_cover(Parser *p, span_t sp, int64_t row) {
+    if (sp.len < 0) return;
+    seg_t *g = &p->segs[sp.off >> 32];
+    if (row < g->first_row) g->first_row = row;
+    if (row > g->last_row) g->last_row = row;
+}
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f'); }
@@ -1034,30 +1044,33 @@ static PyObject *Parser_feed(Parser *self, PyObject *arg) {
 }
 
 /* Arrow large_string buffers of one column: offsets, data, validity (NULL when no nulls) */
-typedef struct { span_t *sp; int64_t *off; char *data; uint8_t *valid; int64_t total, o; } outcol_t;
+typedef struct { span_t *sp; int64_t *off; char *data; uint8_t *valid; int64_t total; } outcol_t;
 
-static int outcol_init(outcol_t *c, vec_t *col, int64_t n) {
-    int64_t nulls = 0;
-    c->sp = (span_t *)col->p;
-    c->total = 0; c->o = 0;
-    for (int64_t r = 0; r < n; r++) { if (c->sp[r].len < 0) nulls++; else c->total += c->sp[r].len; }
-    c->off = malloc((size_t)(n + 1) * sizeof(int64_t));
-    c->data = malloc((size_t)c->total + 1);
-    c->valid = nulls ? calloc((size_t)(n / 8 + 1), 1) : NULL;
-    if (!c->off || !c->data || (nulls && !c->valid)) return -1;
-    return 0;
-}
-static void outcol_row(Parser *p, outcol_t *c, int64_t r) {
-    c->off[r] = c->o;
+/* at most this many threads gather one parser's strings (finish(threads)); parts start at multiples of 8
+ * rows, so no two threads write the same byte of a validity bitmap */
+#define GATHER_MAX 8
+
+/* the output's bytes are mapped in this far ahead of the copy, a stretch at a time: far fewer page
+ * faults, and the pages are still taken as the segments behind are let go (peak: one copy of the text) */
+#define POPULATE_AHEAD ((int64_t)4 << 20)
+static void populate(char *a, char *b);
+
+static void outcol_row(Parser *p, outcol_t *c, int64_t r, int64_t *o, int64_t *ready, int64_t end) {
+    c->off[r] = *o;
     span_t sp = c->sp[r];
     if (sp.len >= 0) {
-        memcpy(c->data + c->o, span_ptr(p, sp), (size_t)sp.len);
-        c->o += sp.len;
+        if (*o + sp.len > *ready && *ready < end) {
+            int64_t upto = *o + sp.len + POPULATE_AHEAD < end ? *o + sp.len + POPULATE_AHEAD : end;
+            populate(c->data + *ready, c->data + upto);
+            *ready = upto;
+        }
+        memcpy(c->data + *o, span_ptr(p, sp), (size_t)sp.len);
+        *o += sp.len;
         if (c->valid) c->valid[r >> 3] |= (uint8_t)(1u << (r & 7));
     }
 }
 static PyObject *outcol_tuple(outcol_t *c, int64_t n) {
-    c->off[n] = c->o;
+    c->off[n] = c->total;
     PyObject *bo = blob_new((char *)c->off, (Py_ssize_t)((n + 1) * (int64_t)sizeof(int64_t)));
     PyObject *bd = blob_new(c->data, (Py_ssize_t)c->total);
     PyObject *bv = c->valid ? blob_new((char *)c->valid, (Py_ssize_t)(n / 8 + 1)) : (Py_INCREF(Py_None), Py_None);
@@ -1066,33 +1079,109 @@ static PyObject *outcol_tuple(outcol_t *c, int64_t n) {
     return Py_BuildValue("(NNN)", bo, bd, bv);
 }
 
-/* gather the three string columns in row order, releasing string segments behind */
-static int gather_all(Parser *p, PyObject *d) {
+/* one thread's share of the gather: rows [lo, hi) of the three columns, from data offsets o[3] */
+typedef struct { Parser *p; outcol_t *c; int64_t lo, hi, o[3], e[3]; } gather_part_t; /* bytes [o, e) */
+
+/* Copy the part's strings in row order. A segment is returned to the system once the part is past its
+ * last row, if its first row is in this part too: then no other part's row points into it. */
+/* map in the pages of [a, b) that it covers whole, in one call rather than one page fault each (the
+ * bytes are about to be written; a kernel without MADV_POPULATE_WRITE faults them in as before) */
+static void populate(char *a, char *b) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    uintptr_t lo = ((uintptr_t)a + 4095) & ~(uintptr_t)4095, hi = (uintptr_t)b & ~(uintptr_t)4095;
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)a; (void)b;
+#endif
+}
+
+static void *gather_part(void *arg) {
+    gather_part_t *g = (gather_part_t *)arg;
+    Parser *p = g->p;
+    size_t lo = 0;
+    int64_t ready[3];
+    for (int j = 0; j < 3; j++) {
+        ready[j] = g->o[j];
+        populate((char *)(g->c[j].off + g->lo), (char *)(g->c[j].off + g->hi));
+    }
+    for (int64_t r = g->lo; r < g->hi; r++) {
+        outcol_row(p, &g->c[0], r, &g->o[0], &ready[0], g->e[0]);
+        outcol_row(p, &g->c[1], r, &g->o[1], &ready[1], g->e[1]);
+        outcol_row(p, &g->c[2], r, &g->o[2], &ready[2], g->e[2]);
+        while (lo + 1 < p->nsegs) {
+            seg_t *s = &p->segs[lo];
+            if (s->first_row < g->lo || s->first_row >= g->hi) { lo++; continue; } /* another part's */
+            if (s->last_row > r) break;
+            seg_unmap(s);
+            lo++;
+        }
+    }
+    return NULL;
+}
+
+/* gather the three string columns in row order (on up to `threads` threads), releasing string segments
+ * behind */
+static int gather_all(Parser *p, PyObject *d, int threads) {
     int64_t n = p->nrows;
     outcol_t c[3];
     vec_t *cols[3] = {&p->args, &p->ret, &p->stack};
     const char *keys[3] = {"args", "ret_text", "backtrace"};
+    gather_part_t part[GATHER_MAX];
+    int64_t nulls[3] = {0, 0, 0};
+    int np = threads < 1 ? 1 : threads > GATHER_MAX ? GATHER_MAX : threads;
+    if (n / np < 8) np = n >= 16 ? (int)(n / 8) : 1;
     memset(c, 0, sizeof(c));
+    memset(part, 0, sizeof(part));
     int rc = -1;
-    for (int k = 0; k < 3; k++)
-        if (outcol_init(&c[k], cols[k], n)) { PyErr_NoMemory(); goto done; }
-    size_t lo = 0;
-    for (int64_t r = 0; r < n; r++) {
-        outcol_row(p, &c[0], r);
-        outcol_row(p, &c[1], r);
-        outcol_row(p, &c[2], r);
-        while (lo + 1 < p->nsegs && p->segs[lo].last_row <= r) seg_unmap(&p->segs[lo++]);
+    /* the parts' row ranges and where each part's bytes start */
+    for (int k = 0; k < np; k++) {
+        part[k].p = p; part[k].c = c;
+        part[k].lo = k == 0 ? 0 : (n * k / np) & ~(int64_t)7;
+        part[k].hi = k == np - 1 ? n : (n * (k + 1) / np) & ~(int64_t)7;
     }
-    for (int k = 0; k < 3; k++) {
-        PyObject *t = outcol_tuple(&c[k], n);
-        if (!t || PyDict_SetItemString(d, keys[k], t)) { Py_XDECREF(t); goto done; }
+    for (int j = 0; j < 3; j++) {
+        c[j].sp = (span_t *)cols[j]->p;
+        int64_t t = 0;
+        for (int k = 0; k < np; k++) {
+            part[k].o[j] = t;
+            for (int64_t r = part[k].lo; r < part[k].hi; r++) {
+                if (c[j].sp[r].len < 0) nulls[j]++; else t += c[j].sp[r].len;
+            }
+        }
+        c[j].total = t;
+        for (int k = 0; k < np; k++) part[k].e[j] = k + 1 < np ? part[k + 1].o[j] : t;
+        c[j].off = malloc((size_t)(n + 1) * sizeof(int64_t));
+        c[j].data = malloc((size_t)t + 1);
+        c[j].valid = nulls[j] ? calloc((size_t)(n / 8 + 1), 1) : NULL;
+        if (!c[j].off || !c[j].data || (nulls[j] && !c[j].valid)) { PyErr_NoMemory(); goto done; }
+    }
+#ifdef __linux__
+    if (np > 1) {
+        pthread_t tid[GATHER_MAX];
+        int started[GATHER_MAX] = {0};
+        Py_BEGIN_ALLOW_THREADS
+        for (int k = 1; k < np; k++) started[k] = pthread_create(&tid[k], NULL, gather_part, &part[k]) == 0;
+        gather_part(&part[0]);
+        for (int k = 1; k < np; k++) {
+            if (started[k]) pthread_join(tid[k], NULL);
+            else gather_part(&part[k]); /* no thread to be had: this one does it */
+        }
+        Py_END_ALLOW_THREADS
+    } else
+#endif
+    {
+        for (int k = 0; k < np; k++) gather_part(&part[k]);
+    }
+    for (int j = 0; j < 3; j++) {
+        PyObject *t = outcol_tuple(&c[j], n);
+        if (!t || PyDict_SetItemString(d, keys[j], t)) { Py_XDECREF(t); goto done; }
         Py_DECREF(t);
     }
     rc = 0;
 done:
-    for (int k = 0; k < 3; k++) { free(c[k].off); free(c[k].data); free(c[k].valid); }
+    for (int j = 0; j < 3; j++) { free(c[j].off); free(c[j].data); free(c[j].valid); }
     for (size_t i = 0; i < p->nsegs; i++) seg_free(&p->segs[i]);
-    for (int k = 0; k < 3; k++) { free(cols[k]->p); memset(cols[k], 0, sizeof(vec_t)); }
+    for (int j = 0; j < 3; j++) { free(cols[j]->p); memset(cols[j], 0, sizeof(vec_t)); }
     return rc;
 }
 
@@ -1116,8 +1205,9 @@ static PyObject *take(vec_t *v) {
     return blob_new(p, n);
 }
 
-static PyObject *Parser_finish(Parser *self, PyObject *unused) {
-    (void)unused;
+static PyObject *Parser_finish(Parser *self, PyObject *args) {
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "|i:finish", &threads)) return NULL;
     if (self->finished) { PyErr_SetString(PyExc_RuntimeError, "parser already finished"); return NULL; }
     self->finished = 1;
     if (self->has_splice) {
@@ -1131,7 +1221,7 @@ static PyObject *Parser_finish(Parser *self, PyObject *unused) {
     SET("rows", PyLong_FromLongLong(self->nrows));
     SET("lines", PyLong_FromLongLong(self->lineno));
     seg_pool_trim(); /* what the scans kept for reuse goes back to the system before the output is made */
-    if (gather_all(self, d)) { Py_DECREF(d); return NULL; }
+    if (gather_all(self, d, threads)) { Py_DECREF(d); return NULL; }
     SET("kind", take(&self->kind));
     SET("pid", take(&self->pid));
     ns_to_seconds(self->ts.p, (int64_t)(self->ts.n / 8));
@@ -1205,6 +1295,87 @@ static int shift_list(PyObject *into, PyObject *from, int64_t lbase) {
 
 static PyTypeObject ParserType;
 
+/* Their rows [lo, hi) appended to our columns (room already made), as the row loop of merge() would:
+ * clocks shifted by D, codes re-mapped, spans moved to our segment numbers, line numbers shifted. Each of
+ * the 14 columns is one job; `col` picks which (-1: all). */
+typedef struct {
+    Parser *A, *B;
+    int32_t *nmap, *emap, *smap;
+    int64_t lo, hi, D, sh, lbase;
+    int col;
+} tail_job_t;
+
+static void tail_column(tail_job_t *j, int col) {
+    Parser *A = j->A, *B = j->B;
+    int64_t m = j->hi - j->lo;
+    vec_t *src[] = {&B->kind, &B->pid, &B->ts, &B->end, &B->dur, &B->name, &B->retval, &B->errno_, &B->signal,
+                    &B->line, &B->args, &B->ret, &B->stack, &B->orig};
+    vec_t *dst[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
+                    &A->line, &A->args, &A->ret, &A->stack, &A->orig};
+    static const size_t width[] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
+    size_t w = width[col];
+    char *in = src[col]->p + (size_t)j->lo * w, *out = dst[col]->p + dst[col]->n;
+    switch (col) {
+    case 2: case 3: { /* ts, end */
+        const int64_t *a = (const int64_t *)in; int64_t *b = (int64_t *)out;
+        for (int64_t i = 0; i < m; i++) b[i] = a[i] == NA ? NA : (int64_t)((uint64_t)a[i] + (uint64_t)j->D);
+        break;
+    }
+    case 5: case 7: case 8: { /* name, errno, signal codes */
+        const int32_t *map = col == 5 ? j->nmap : col == 7 ? j->emap : j->smap;
+        const int32_t *a = (const int32_t *)in; int32_t *b = (int32_t *)out;
+        for (int64_t i = 0; i < m; i++) b[i] = a[i] >= 0 ? map[a[i]] : a[i];
+        break;
+    }
+    case 9: { /* line */
+        const int64_t *a = (const int64_t *)in; int64_t *b = (int64_t *)out;
+        for (int64_t i = 0; i < m; i++) b[i] = a[i] + j->lbase;
+        break;
+    }
+    case 10: case 11: case 12: { /* string spans */
+        const span_t *a = (const span_t *)in; span_t *b = (span_t *)out;
+        for (int64_t i = 0; i < m; i++) { b[i] = a[i]; if (a[i].len >= 0) b[i].off += j->sh; }
+        break;
+    }
+    default:
+        memcpy(out, in, (size_t)m * w);
+    }
+}
+
+static void *tail_part(void *arg) {
+    tail_job_t *j = (tail_job_t *)arg;
+    /* columns split in two halves of about the same bytes per row: 69 and 60 */
+    static const int half[2][10] = {{10, 11, 12, 0, 13, -1}, {1, 2, 3, 4, 5, 6, 7, 8, 9, -1}};
+    if (j->col < 0) { for (int c = 0; c < 14; c++) tail_column(j, c); return NULL; }
+    for (int k = 0; half[j->col][k] >= 0; k++) tail_column(j, half[j->col][k]);
+    return NULL;
+}
+
+static void merge_tail(tail_job_t *job, int threads) {
+    Parser *A = job->A;
+    int64_t m = job->hi - job->lo;
+    vec_t *dst[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
+                    &A->line, &A->args, &A->ret, &A->stack, &A->orig};
+    static const size_t width[] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
+    int done = 0;
+#ifdef __linux__
+    if (threads > 1) {
+        tail_job_t second = *job;
+        pthread_t tid;
+        job->col = 0; second.col = 1;
+        Py_BEGIN_ALLOW_THREADS
+        if (pthread_create(&tid, NULL, tail_part, &second) == 0) {
+            tail_part(job);
+            pthread_join(tid, NULL);
+            done = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+#endif
+    if (!done) { job->col = -1; tail_part(job); }
+    for (int c = 0; c < 14; c++) dst[c]->n += (size_t)m * width[c];
+}
+
 /* Append the rows of `other`, which scanned the bytes right after ours, as if
  * one scanner had read both: timestamps continue (-t/-tt roll-over, -r sums),
  * line numbers shift, codes are re-interned, and a call left <unfinished ...>
@@ -1212,7 +1383,10 @@ static PyTypeObject ParserType;
  * Afterwards our state is that of one scanner at the end of their bytes (calls
  * still pending, the row stack frames attach to, clocks), so a third part can
  * be merged, more lines fed, or drain() called. */
-static PyObject *Parser_merge(Parser *A, PyObject *arg) {
+static PyObject *Parser_merge(Parser *A, PyObject *args) {
+    PyObject *arg;
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "O|i:merge", &arg, &threads)) return NULL;
     if (!PyObject_TypeCheck(arg, &ParserType)) { PyErr_SetString(PyExc_TypeError, "merge() needs a Parser"); return NULL; }
     Parser *B = (Parser *)arg;
     if (A == B || A->finished || B->finished) { PyErr_SetString(PyExc_RuntimeError, "cannot merge these parsers"); return NULL; }
@@ -1262,16 +1436,22 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
         A->segs = ns;
         A->capsegs = c;
     }
+    /* their row r becomes ours at base + r, less the rows joined to our pending calls before it (at most
+     * one per pending call): the lowest row of a segment may move down by that much, never more */
+    int64_t joinable = (int64_t)A->pending.count;
     for (size_t i = 0; i < B->nsegs; i++) {
-        A->segs[A->nsegs] = B->segs[i];
-        A->segs[A->nsegs].last_row += base;
+        seg_t *g = &A->segs[A->nsegs];
+        *g = B->segs[i];
+        g->last_row += base;
+        if (g->first_row != INT64_MAX) g->first_row = g->first_row + base - joinable < 0 ? 0 : g->first_row + base - joinable;
         A->nsegs++;
     }
     B->nsegs = 0;
     for (size_t i = 0; i < A->pending.cap; i++)
         if (A->pending.used[i] == USED && imap_put(&act, A->pending.keys[i], A->pending.vals[i])) goto done;
     int64_t sh = (int64_t)sbase << 32;
-    for (int64_t r = 0; r < B->nrows; r++) {
+    int64_t r = 0;
+    for (; r < B->nrows && act.count; r++) { /* while a call of ours may still be joined: row by row */
         int32_t kind = VEC_AT(B->kind, int32_t, r);
         int64_t pid = VEC_AT(B->pid, int64_t, r);
         int64_t ts = VEC_AT(B->ts, int64_t, r), end = VEC_AT(B->end, int64_t, r);
@@ -1300,10 +1480,11 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
                         VEC_AT(A->retval, int64_t, ar) = VEC_AT(B->retval, int64_t, r);
                         VEC_AT(A->errno_, int32_t, ar) = er;
                         VEC_AT(A->ret, span_t, ar) = rt;
+                        seg_cover(A, rt, ar);
                         if (heap_concat(A, ar, &VEC_AT(A->args, span_t, ar), NULL, 0, a)) goto done;
                         if (st.len >= 0) {
                             span_t *as = &VEC_AT(A->stack, span_t, ar);
-                            if (as->len < 0) *as = st;
+                            if (as->len < 0) { *as = st; seg_cover(A, st, ar); }
                             else if (heap_concat(A, ar, as, "\n", 1, st)) goto done;
                         }
                         imap_pop(&act, pid, -1);
@@ -1323,6 +1504,14 @@ static PyObject *Parser_merge(Parser *A, PyObject *arg) {
             goto done;
         if (want.count) { long w = imap_find(&want, r); if (w >= 0) want.vals[w] = A->nrows; }
         A->nrows++;
+    }
+    if (r < B->nrows) { /* the rest: appended column by column, on up to `threads` threads */
+        tail_job_t job = {A, B, nmap, emap, smap, r, B->nrows, D, sh, lbase, 0};
+        int64_t m = B->nrows - r;
+        for (size_t i = 0; want.count && i < want.cap; i++)
+            if (want.used[i] == USED && want.keys[i] >= r) want.vals[i] = A->nrows + want.keys[i] - r;
+        merge_tail(&job, threads);
+        A->nrows += m;
     }
     /* the state of one scanner at the end of their bytes */
     for (size_t i = 0; i < B->pending.cap; i++) {
@@ -1510,11 +1699,13 @@ fail:
 
 static PyMethodDef Parser_methods[] = {
     {"feed", (PyCFunction)Parser_feed, METH_O, "Parse a block of whole lines (bytes)."},
-    {"finish", (PyCFunction)Parser_finish, METH_NOARGS, "Return the raw columns and side tables."},
+    {"finish", (PyCFunction)Parser_finish, METH_VARARGS,
+     "finish(threads=1): return the raw columns and side tables (the strings gathered on up to `threads` threads)."},
     {"drain", (PyCFunction)Parser_drain, METH_NOARGS,
      "Return the rows no later line can change (as finish() does) and keep scanning with the others."},
-    {"merge", (PyCFunction)Parser_merge, METH_O,
-     "Append a parser that scanned the following bytes; False when the split point cannot be joined."},
+    {"merge", (PyCFunction)Parser_merge, METH_VARARGS,
+     "merge(other, threads=1): append a parser that scanned the following bytes (on up to `threads` threads); "
+     "False when the split point cannot be joined."},
     {NULL, NULL, 0, NULL},
 };
 

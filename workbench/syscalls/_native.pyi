@@ -60,12 +60,18 @@ class Parser:
     def __init__(self, pid_mode: int, ts_mode: int, fixed_pid: int = ...) -> None: ...
     def feed(self, block: Buffer, /) -> None:
         """Parse a block of whole lines (bytes); runs without the GIL."""
-    def finish(self) -> RawColumns:
-        """Return the raw columns and side tables (once: the parser is spent afterwards)."""
+    def finish(self, threads: int = 1, /) -> RawColumns:
+        """Return the raw columns and side tables (once: the parser is spent afterwards).
+
+        ``threads``: how many threads copy the text columns into row order (the GIL released); the
+        result is the same whatever the number.
+        """
     def drain(self) -> DrainedColumns:
         """Return the rows no later line can change and go on scanning (see :class:`DrainedColumns`)."""
-    def merge(self, other: Parser, /) -> bool:
+    def merge(self, other: Parser, threads: int = 1, /) -> bool:
         """Append a parser that scanned the following bytes; False when the split point cannot be joined.
+
+        ``threads``: how many threads copy their columns after ours (the GIL released).
 
         Afterwards this parser is where one scanner of both parts would be: more
         parsers can be merged, lines fed, rows drained.

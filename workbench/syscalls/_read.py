@@ -410,7 +410,7 @@ def _scan_parts(path: Path, cuts: list[int], pid_mode: int, ts_mode: int, fixed_
         raise errors[0]
     first = parsers[0]
     for other in parsers[1:]:
-        if not first.merge(other):
+        if not first.merge(other, len(parsers)):
             return None
     return first, tails[0]
 
@@ -449,7 +449,7 @@ def _scan(name: str, obj: Readable, pid_mode: int, ts_mode: int, fixed_pid: int,
             parser, tail = done
             if parser.colour is not None:
                 raise ParseError(name, parser.colour[0], parser.colour[1], COLOUR_REASON)
-            return _with_tail(_from_native(parser.finish()), tail)
+            return _with_tail(_from_native(parser.finish(n)), tail)
         if bar is not None:
             bar.reset()
     if native:
