@@ -372,6 +372,7 @@ static int heap_put(Parser *p, int64_t row, const char *a, size_t na, span_t *ou
 }
 /* new span = old span's bytes (already UTF-8) + sep + latin-1 text */
 static int heap_extend(Parser *p, int64_t row, span_t *sp, const char *sep, size_t nsep, const char *s, size_t n) {
+    if (sp->len >= 0 && n == 0 && nsep == 0) return 0; /* nothing to add (most <... resumed>) halves): no copy */
     seg_t *g = p->nsegs ? &p->segs[p->nsegs - 1] : NULL;
     if (sp->len >= 0 && g && (sp->off >> 32) == (int64_t)(p->nsegs - 1) &&
         (size_t)(sp->off & 0xffffffffLL) + (size_t)sp->len == g->n && g->cap - g->n >= 2 * (n + nsep)) {
@@ -1248,6 +1249,7 @@ static PyObject *Parser_finish(Parser *self, PyObject *args) {
 /* dst = bytes(dst) + sep + bytes(src): both spans already UTF-8 */
 static int heap_concat(Parser *p, int64_t row, span_t *dst, const char *sep, size_t nsep, span_t src) {
     size_t a = dst->len > 0 ? (size_t)dst->len : 0, b = src.len > 0 ? (size_t)src.len : 0;
+    if (dst->len >= 0 && nsep == 0 && b == 0) return 0; /* nothing to add: no copy */
     int64_t off;
     char *d = heap_room(p, a + nsep + b, row, &off);
     if (!d) return -1;
