@@ -18,6 +18,7 @@
 #ifdef __linux__
 #include <sys/mman.h>
 #include <pthread.h>
+#include <unistd.h>
 #endif
 
 #define NA INT64_MIN
@@ -1054,22 +1055,7 @@ typedef struct { span_t *sp; int64_t *off; char *data; uint8_t *valid; int64_t t
 /* the output's bytes are mapped in this far ahead of the copy, a stretch at a time: far fewer page
  * faults, and the pages are still taken as the segments behind are let go (peak: one copy of the text) */
 #define POPULATE_AHEAD ((int64_t)4 << 20)
-static void populate(char *a, char *b);
 
-static void outcol_row(Parser *p, outcol_t *c, int64_t r, int64_t *o, int64_t *ready, int64_t end) {
-    c->off[r] = *o;
-    span_t sp = c->sp[r];
-    if (sp.len >= 0) {
-        if (*o + sp.len > *ready && *ready < end) {
-            int64_t upto = *o + sp.len + POPULATE_AHEAD < end ? *o + sp.len + POPULATE_AHEAD : end;
-            populate(c->data + *ready, c->data + upto);
-            *ready = upto;
-        }
-        memcpy(c->data + *o, span_ptr(p, sp), (size_t)sp.len);
-        *o += sp.len;
-        if (c->valid) c->valid[r >> 3] |= (uint8_t)(1u << (r & 7));
-    }
-}
 static PyObject *outcol_tuple(outcol_t *c, int64_t n) {
     c->off[n] = c->total;
     PyObject *bo = blob_new((char *)c->off, (Py_ssize_t)((n + 1) * (int64_t)sizeof(int64_t)));
@@ -1080,43 +1066,107 @@ static PyObject *outcol_tuple(outcol_t *c, int64_t n) {
     return Py_BuildValue("(NNN)", bo, bd, bv);
 }
 
-/* one thread's share of the gather: rows [lo, hi) of the three columns, from data offsets o[3] */
-typedef struct { Parser *p; outcol_t *c; int64_t lo, hi, o[3], e[3]; } gather_part_t; /* bytes [o, e) */
-
-/* Copy the part's strings in row order. A segment is returned to the system once the part is past its
- * last row, if its first row is in this part too: then no other part's row points into it. */
 /* map in the pages of [a, b) that it covers whole, in one call rather than one page fault each (the
  * bytes are about to be written; a kernel without MADV_POPULATE_WRITE faults them in as before) */
+static size_t page_bytes = 4096; /* set from sysconf() when the module loads */
 static void populate(char *a, char *b) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-    uintptr_t lo = ((uintptr_t)a + 4095) & ~(uintptr_t)4095, hi = (uintptr_t)b & ~(uintptr_t)4095;
+    uintptr_t m = (uintptr_t)page_bytes - 1;
+    uintptr_t lo = ((uintptr_t)a + m) & ~m, hi = (uintptr_t)b & ~m;
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #else
     (void)a; (void)b;
 #endif
 }
 
+/* one thread's share of the gather: rows [lo, hi) of the three columns, bytes [o, e) of each column's
+ * data; `spare`: segments this part has let go, whose pages can be moved under the output */
+#define SPARE_MAX 8
+typedef struct {
+    Parser *p; outcol_t *c; int64_t lo, hi, o[3], e[3], ready[3];
+    char *spare[SPARE_MAX]; int nspare;
+} gather_part_t;
+
+/* Column j's output ready (mapped in) up to at least byte `need` (or its part's end). Where a spare
+ * segment fits whole pages of the part's output, its pages are moved there (mremap): the text copied
+ * out of segments lands on pages already in memory instead of new ones, and the segment costs no
+ * unmap. Elsewhere the next stretch is populated. Only big columns: their buffers are mapped apart. */
+static void make_ready(gather_part_t *g, int j, int64_t need) {
+    outcol_t *c = &g->c[j];
+    int64_t end = g->e[j];
+    uintptr_t m = (uintptr_t)page_bytes - 1;
+    while (g->ready[j] < need && g->ready[j] < end) {
+#if defined(__linux__) && defined(MREMAP_FIXED)
+        if (g->nspare && c->total >= 4 * (int64_t)SEG_SIZE) {
+            uintptr_t a = ((uintptr_t)(c->data + g->ready[j]) + m) & ~m;
+            uintptr_t lim = (uintptr_t)(c->data + end) & ~m;
+            if (a + SEG_SIZE <= lim) {
+                char *q = g->spare[--g->nspare];
+                if (mremap(q, SEG_SIZE, SEG_SIZE, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)a) != MAP_FAILED) {
+                    /* bytes before a, on the page the output had reached, fault in as they are written */
+                    g->ready[j] = (int64_t)(a + SEG_SIZE - (uintptr_t)c->data);
+                    continue;
+                }
+                munmap(q, SEG_SIZE);
+            }
+        }
+#endif
+        int64_t upto = need + POPULATE_AHEAD < end ? need + POPULATE_AHEAD : end;
+        populate(c->data + g->ready[j], c->data + upto);
+        g->ready[j] = upto;
+    }
+}
+
+static void outcol_row(gather_part_t *g, int j, int64_t r) {
+    outcol_t *c = &g->c[j];
+    int64_t *o = &g->o[j];
+    c->off[r] = *o;
+    span_t sp = c->sp[r];
+    if (sp.len >= 0) {
+        if (*o + sp.len > g->ready[j]) make_ready(g, j, *o + sp.len);
+        memcpy(c->data + *o, span_ptr(g->p, sp), (size_t)sp.len);
+        *o += sp.len;
+        if (c->valid) c->valid[r >> 3] |= (uint8_t)(1u << (r & 7));
+    }
+}
+
+/* a segment the part is past: kept as a spare for the output when it is a standard one, else unmapped */
+static void let_go(gather_part_t *g, seg_t *s) {
+#ifdef MAP_ANONYMOUS
+    if (s->p && s->cap == SEG_SIZE && g->nspare < SPARE_MAX) {
+        g->spare[g->nspare++] = s->p;
+        s->p = NULL;
+        return;
+    }
+#endif
+    seg_unmap(s);
+}
+
+/* Copy the part's strings in row order. A segment is let go once the part is past its last row, if its
+ * first row is in this part too: then no other part's row points into it. */
 static void *gather_part(void *arg) {
     gather_part_t *g = (gather_part_t *)arg;
     Parser *p = g->p;
     size_t lo = 0;
-    int64_t ready[3];
     for (int j = 0; j < 3; j++) {
-        ready[j] = g->o[j];
+        g->ready[j] = g->o[j];
         populate((char *)(g->c[j].off + g->lo), (char *)(g->c[j].off + g->hi));
     }
     for (int64_t r = g->lo; r < g->hi; r++) {
-        outcol_row(p, &g->c[0], r, &g->o[0], &ready[0], g->e[0]);
-        outcol_row(p, &g->c[1], r, &g->o[1], &ready[1], g->e[1]);
-        outcol_row(p, &g->c[2], r, &g->o[2], &ready[2], g->e[2]);
+        outcol_row(g, 0, r);
+        outcol_row(g, 1, r);
+        outcol_row(g, 2, r);
         while (lo + 1 < p->nsegs) {
             seg_t *s = &p->segs[lo];
             if (s->first_row < g->lo || s->first_row >= g->hi) { lo++; continue; } /* another part's */
             if (s->last_row > r) break;
-            seg_unmap(s);
+            let_go(g, s);
             lo++;
         }
     }
+#ifdef MAP_ANONYMOUS
+    while (g->nspare) munmap(g->spare[--g->nspare], SEG_SIZE);
+#endif
     return NULL;
 }
 
@@ -1767,6 +1817,10 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&BlobType) < 0 || PyType_Ready(&ParserType) < 0) return NULL;
+#ifdef __linux__
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg > 0 && SEG_SIZE % (size_t)pg == 0) page_bytes = (size_t)pg;
+#endif
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&ParserType);
