@@ -137,14 +137,33 @@ def code_dtype(n: int) -> np.dtype[Any]:
 
 
 def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64") -> pd.api.extensions.ExtensionArray:
-    """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask."""
+    """A pandas nullable integer array (``dtype``) from an Arrow integer column: nulls become the mask.
+
+    Values and mask are written once, chunk by chunk, from the Arrow buffers (the validity bitmap
+    unpacked into the mask): no filled copy of the column and no boolean Arrow array on the way. A
+    value under the mask is whatever the buffer holds (pandas never shows it).
+    """
     np_dtype = np.dtype(dtype.lower())  # Int64 -> int64, UInt8 -> uint8
-    if col.null_count:
-        mask = _numpy(pc.is_null(col))
-        values = _numpy(col.fill_null(0)).astype(np_dtype, copy=False)
-    else:
+    if not col.null_count:
         values = _numpy(col).astype(np_dtype, copy=False)
-        mask = np.zeros(len(values), dtype=bool)
+        return pd.arrays.IntegerArray(values, np.zeros(len(values), dtype=bool))
+    n = len(col)
+    values = np.empty(n, dtype=np_dtype)
+    mask = np.empty(n, dtype=bool)
+    at = 0
+    for chunk in col.chunks:
+        m = len(chunk)
+        if not m:
+            continue
+        valid, data = chunk.buffers()[:2]
+        off = chunk.offset
+        values[at:at + m] = np.frombuffer(data, dtype=chunk.type.to_pandas_dtype(), count=off + m)[off:]
+        if valid is None or not chunk.null_count:
+            mask[at:at + m] = False
+        else:
+            bits = np.unpackbits(np.frombuffer(valid, dtype=np.uint8), count=off + m, bitorder="little")[off:]
+            np.equal(bits, 0, out=mask[at:at + m])
+        at += m
     return pd.arrays.IntegerArray(values, mask)
 
 
