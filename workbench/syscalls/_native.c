@@ -1357,6 +1357,37 @@ typedef struct {
     int col;
 } tail_job_t;
 
+/* Move `n` bytes from `src` (inside the buffer that starts at `base`, whose bytes before `src` are
+ * spent) to `dst` (room mapped but not yet written, inside another buffer). Whole pages are moved by
+ * the kernel (mremap) instead of copied into new ones: the bytes are first shifted down in their own
+ * buffer to dst's offset within a page, and the source keeps its range, mapped again empty by the same
+ * call (MREMAP_DONTUNMAP), so its buffer stays whole for free(). The page holding `base` (where the
+ * allocator keeps its header) is never moved or shifted into. Small moves, and any failure, copy. */
+static void move_bytes(char *dst, char *src, size_t n, char *base) {
+    size_t P = page_bytes;
+#if defined(__linux__) && defined(MREMAP_FIXED) && defined(MREMAP_DONTUNMAP)
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    size_t head = (P - d % P) % P;                     /* up to dst's next page boundary: copied */
+    uintptr_t first = ((uintptr_t)base / P + 1) * P;  /* the first page not holding `base` */
+    if (s + head - (s + head) % P < first) head += P;  /* (shifted down, the data would reach base's page) */
+    if (n >= head + 2 * P) {
+        memcpy(dst, src, head);
+        char *from = src + head, *to = dst + head;
+        size_t rest = n - head, shift = (uintptr_t)from % P;
+        if (shift) { memmove(from - shift, from, rest); from -= shift; } /* now at to's offset in a page: 0 */
+        size_t whole = rest / P * P;
+        if (mremap(from, whole, whole, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to) != MAP_FAILED) {
+            memcpy(to + whole, from + whole, rest - whole);
+        } else { /* (a kernel before 5.7 has no MREMAP_DONTUNMAP) */
+            memcpy(to, from, rest);
+        }
+        return;
+    }
+#endif
+    (void)P; (void)base;
+    memcpy(dst, src, n);
+}
+
 static void tail_column(tail_job_t *j, int col) {
     Parser *A = j->A, *B = j->B;
     int64_t m = j->hi - j->lo;
@@ -1367,31 +1398,33 @@ static void tail_column(tail_job_t *j, int col) {
     static const size_t width[] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
     size_t w = width[col];
     char *in = src[col]->p + (size_t)j->lo * w, *out = dst[col]->p + dst[col]->n;
+    /* their rows made ours in place (their columns are spent after the merge), then moved */
     switch (col) {
     case 2: case 3: { /* ts, end */
-        const int64_t *a = (const int64_t *)in; int64_t *b = (int64_t *)out;
-        for (int64_t i = 0; i < m; i++) b[i] = a[i] == NA ? NA : (int64_t)((uint64_t)a[i] + (uint64_t)j->D);
+        int64_t *a = (int64_t *)in;
+        for (int64_t i = 0; i < m; i++) if (a[i] != NA) a[i] = (int64_t)((uint64_t)a[i] + (uint64_t)j->D);
         break;
     }
     case 5: case 7: case 8: { /* name, errno, signal codes */
         const int32_t *map = col == 5 ? j->nmap : col == 7 ? j->emap : j->smap;
-        const int32_t *a = (const int32_t *)in; int32_t *b = (int32_t *)out;
-        for (int64_t i = 0; i < m; i++) b[i] = a[i] >= 0 ? map[a[i]] : a[i];
+        int32_t *a = (int32_t *)in;
+        for (int64_t i = 0; i < m; i++) if (a[i] >= 0) a[i] = map[a[i]];
         break;
     }
     case 9: { /* line */
-        const int64_t *a = (const int64_t *)in; int64_t *b = (int64_t *)out;
-        for (int64_t i = 0; i < m; i++) b[i] = a[i] + j->lbase;
+        int64_t *a = (int64_t *)in;
+        for (int64_t i = 0; i < m; i++) a[i] += j->lbase;
         break;
     }
     case 10: case 11: case 12: { /* string spans */
-        const span_t *a = (const span_t *)in; span_t *b = (span_t *)out;
-        for (int64_t i = 0; i < m; i++) { b[i] = a[i]; if (a[i].len >= 0) b[i].off += j->sh; }
+        span_t *a = (span_t *)in;
+        for (int64_t i = 0; i < m; i++) if (a[i].len >= 0) a[i].off += j->sh;
         break;
     }
     default:
-        memcpy(out, in, (size_t)m * w);
+        break;
     }
+    move_bytes(out, in, (size_t)m * w, src[col]->p);
 }
 
 static void *tail_part(void *arg) {
