@@ -290,6 +290,7 @@ typedef struct {
     vec_t orig;       /* per row: 0, 1 call line left <unfinished ...>, 2 orphan <... resumed>, 3 same, pending again */
     int64_t first_tod; /* raw time of day of the first -t/-tt stamp (before roll-over), NA if none */
     int64_t orphan_frames;
+    int drained;       /* drain() has run: the columns' pages past the rows kept are in memory already */
 } Parser;
 
 
@@ -1355,6 +1356,7 @@ typedef struct {
     int32_t *nmap, *emap, *smap;
     int64_t lo, hi, D, sh, lbase;
     int col;
+    int move; /* move their pages under our columns (ours are fresh there) rather than copy */
 } tail_job_t;
 
 /* Move `n` bytes from `src` (inside the buffer that starts at `base`, whose bytes before `src` are
@@ -1424,7 +1426,8 @@ static void tail_column(tail_job_t *j, int col) {
     default:
         break;
     }
-    move_bytes(out, in, (size_t)m * w, src[col]->p);
+    if (j->move) move_bytes(out, in, (size_t)m * w, src[col]->p);
+    else memcpy(out, in, (size_t)m * w);
 }
 
 static void *tail_part(void *arg) {
@@ -1591,7 +1594,9 @@ static PyObject *Parser_merge(Parser *A, PyObject *args) {
         A->nrows++;
     }
     if (r < B->nrows) { /* the rest: appended column by column, on up to `threads` threads */
-        tail_job_t job = {A, B, nmap, emap, smap, r, B->nrows, D, sh, lbase, 0};
+        /* after a drain our columns' pages are in memory far past the rows kept: copying into them costs
+         * no new page, so their pages are moved only when ours are fresh */
+        tail_job_t job = {A, B, nmap, emap, smap, r, B->nrows, D, sh, lbase, 0, !A->drained};
         int64_t m = B->nrows - r;
         for (size_t i = 0; want.count && i < want.cap; i++)
             if (want.used[i] == USED && want.keys[i] >= r) want.vals[i] = A->nrows + want.keys[i] - r;
@@ -1654,6 +1659,7 @@ done:
 static PyObject *Parser_drain(Parser *self, PyObject *unused) {
     (void)unused;
     if (self->finished) { PyErr_SetString(PyExc_RuntimeError, "parser already finished"); return NULL; }
+    self->drained = 1;
     int64_t n = self->nrows, m = 0, k = 0;
     uint8_t *keep = calloc((size_t)n + 1, 1);
     int64_t *newi = malloc(((size_t)n + 1) * sizeof(int64_t));
