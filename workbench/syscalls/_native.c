@@ -1348,6 +1348,15 @@ static int shift_list(PyObject *into, PyObject *from, int64_t lbase) {
 
 static PyTypeObject ParserType;
 
+/* the 14 row columns of a parser, in one order, and the bytes of one row of each */
+#define NCOLS 14
+static const size_t COL_WIDTH[NCOLS] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
+static void columns_of(Parser *p, vec_t *v[NCOLS]) {
+    vec_t *all[NCOLS] = {&p->kind, &p->pid, &p->ts, &p->end, &p->dur, &p->name, &p->retval, &p->errno_,
+                         &p->signal, &p->line, &p->args, &p->ret, &p->stack, &p->orig};
+    memcpy(v, all, sizeof(all));
+}
+
 /* Their rows [lo, hi) appended to our columns (room already made), as the row loop of merge() would:
  * clocks shifted by D, codes re-mapped, spans moved to our segment numbers, line numbers shifted. Each of
  * the 14 columns is one job; `col` picks which (-1: all). */
@@ -1393,12 +1402,10 @@ static void move_bytes(char *dst, char *src, size_t n, char *base) {
 static void tail_column(tail_job_t *j, int col) {
     Parser *A = j->A, *B = j->B;
     int64_t m = j->hi - j->lo;
-    vec_t *src[] = {&B->kind, &B->pid, &B->ts, &B->end, &B->dur, &B->name, &B->retval, &B->errno_, &B->signal,
-                    &B->line, &B->args, &B->ret, &B->stack, &B->orig};
-    vec_t *dst[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
-                    &A->line, &A->args, &A->ret, &A->stack, &A->orig};
-    static const size_t width[] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
-    size_t w = width[col];
+    vec_t *src[NCOLS], *dst[NCOLS];
+    columns_of(B, src);
+    columns_of(A, dst);
+    size_t w = COL_WIDTH[col];
     char *in = src[col]->p + (size_t)j->lo * w, *out = dst[col]->p + dst[col]->n;
     /* their rows made ours in place (their columns are spent after the merge), then moved */
     switch (col) {
@@ -1434,7 +1441,7 @@ static void *tail_part(void *arg) {
     tail_job_t *j = (tail_job_t *)arg;
     /* columns split in two halves of about the same bytes per row: 69 and 60 */
     static const int half[2][10] = {{10, 11, 12, 0, 13, -1}, {1, 2, 3, 4, 5, 6, 7, 8, 9, -1}};
-    if (j->col < 0) { for (int c = 0; c < 14; c++) tail_column(j, c); return NULL; }
+    if (j->col < 0) { for (int c = 0; c < NCOLS; c++) tail_column(j, c); return NULL; }
     for (int k = 0; half[j->col][k] >= 0; k++) tail_column(j, half[j->col][k]);
     return NULL;
 }
@@ -1442,9 +1449,8 @@ static void *tail_part(void *arg) {
 static void merge_tail(tail_job_t *job, int threads) {
     Parser *A = job->A;
     int64_t m = job->hi - job->lo;
-    vec_t *dst[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
-                    &A->line, &A->args, &A->ret, &A->stack, &A->orig};
-    static const size_t width[] = {4, 8, 8, 8, 8, 4, 8, 4, 4, 8, 16, 16, 16, 1};
+    vec_t *dst[NCOLS];
+    columns_of(A, dst);
     int done = 0;
 #ifdef __linux__
     if (threads > 1) {
@@ -1461,7 +1467,7 @@ static void merge_tail(tail_job_t *job, int threads) {
     }
 #endif
     if (!done) { job->col = -1; tail_part(job); }
-    for (int c = 0; c < 14; c++) dst[c]->n += (size_t)m * width[c];
+    for (int c = 0; c < NCOLS; c++) dst[c]->n += (size_t)m * COL_WIDTH[c];
 }
 
 /* Append the rows of `other`, which scanned the bytes right after ours, as if
@@ -1499,11 +1505,10 @@ static PyObject *Parser_merge(Parser *A, PyObject *args) {
     int64_t base = A->nrows, lbase = A->lineno;
     /* room for all their rows at once: no doubling (and copying) of our columns on the way */
     {
-        vec_t *av[] = {&A->kind, &A->pid, &A->ts, &A->end, &A->dur, &A->name, &A->retval, &A->errno_, &A->signal,
-                       &A->line, &A->args, &A->ret, &A->stack, &A->orig};
-        vec_t *bv[] = {&B->kind, &B->pid, &B->ts, &B->end, &B->dur, &B->name, &B->retval, &B->errno_, &B->signal,
-                       &B->line, &B->args, &B->ret, &B->stack, &B->orig};
-        for (size_t i = 0; i < sizeof(av) / sizeof(av[0]); i++) {
+        vec_t *av[NCOLS], *bv[NCOLS];
+        columns_of(A, av);
+        columns_of(B, bv);
+        for (size_t i = 0; i < NCOLS; i++) {
             if (av[i]->n + bv[i]->n <= av[i]->cap) continue;
             char *q = realloc(av[i]->p, av[i]->n + bv[i]->n + 64);
             if (!q) { PyErr_NoMemory(); goto done; }
