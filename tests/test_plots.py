@@ -110,6 +110,32 @@ def test_stall_test_figure_draws_the_result() -> None:
     assert ax.get_legend() is not None
 
 
+def test_stall_test_labels_stay_apart_once_the_fit_and_legend_are_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Steps bunched far from 0 ms: the fit line (drawn from 0) and the legend squeeze them together, so
+    their labels are placed after both (a live run of notebook 01 had two labels overlap)."""
+    from workbench.models.stalls import global_stall_test
+    from workbench.plots.check import FigureLayoutError
+
+    monkeypatch.setenv("WORKBENCH_CHECK_FIGURES", "1")
+    drawn = 0
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        base = rng.uniform(2, 40)
+        steps_ms = base + np.sort(rng.uniform(0, base * 0.3, 15))
+        rate = rng.uniform(0, 20)
+        rows = [(r, s, ms * rng.lognormal(0, 0.05) / 1e3 + 0.03 * rng.poisson(rate * ms / 1e3))
+                for r in range(100) for s, ms in enumerate(steps_ms, 1)]
+        result = global_stall_test(pd.DataFrame(rows, columns=["request", "step", "duration_s"]), n_resamples=50)
+        try:
+            ax = pst.plot_stall_test(result)
+        except FigureLayoutError as exc:
+            pytest.fail(f"seed {seed}: {exc}")
+        assert len(ax.texts) == 15
+        drawn += 1
+        plt.close(ax.get_figure(root=True))
+    assert drawn == 8
+
+
 def test_node_rates_and_reconciliation_figures_draw_the_results() -> None:
     from workbench.counters.analysis import node_rates, reconcile
 

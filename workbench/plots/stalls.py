@@ -165,8 +165,6 @@ def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") 
     t = result.steps
     yerr = np.clip(np.vstack([t["p_slow"] - t["p_slow_low"], t["p_slow_high"] - t["p_slow"]]), 0, None)
     ax.errorbar(t["mean_ms"], t["p_slow"], yerr=yerr, fmt="o", capsize=3, label="steps (95 % Wilson interval)")
-    place_labels(ax, [(float(r["mean_ms"]), float(r["p_slow"]), str(int(r["step"]))) for _, r in t.iterrows()],
-                 fontsize=7, color="0.3")
     if np.isfinite(result.slope_per_ms):
         xs = np.linspace(0, t["mean_ms"].max() * 1.05, 50)
         ax.plot(xs, result.intercept + result.slope_per_ms * xs, "r-",
@@ -175,6 +173,10 @@ def plot_stall_test(result: StallTest, ax: Axes | None = None, title: str = "") 
     ax.set_ylabel(f"P(step slower than median + {result.slow_excess_ms:g} ms)")
     ax.set_title(title or f"Global-stall test: {result.verdict}")
     legend_outside(ax)
+    # last: the fit line (from 0 ms) and the legend change the limits and the Axes' size, which move points
+    # labelled earlier closer together
+    place_labels(ax, [(float(r["mean_ms"]), float(r["p_slow"]), str(int(r["step"]))) for _, r in t.iterrows()],
+                 fontsize=7, color="0.3")
     return ax
 
 
