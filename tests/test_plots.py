@@ -117,7 +117,6 @@ def test_stall_test_labels_stay_apart_once_the_fit_and_legend_are_drawn(monkeypa
     from workbench.plots.check import FigureLayoutError
 
     monkeypatch.setenv("WORKBENCH_CHECK_FIGURES", "1")
-    drawn = 0
     for seed in range(8):
         rng = np.random.default_rng(seed)
         base = rng.uniform(2, 40)
@@ -131,9 +130,7 @@ def test_stall_test_labels_stay_apart_once_the_fit_and_legend_are_drawn(monkeypa
         except FigureLayoutError as exc:
             pytest.fail(f"seed {seed}: {exc}")
         assert len(ax.texts) == 15
-        drawn += 1
         plt.close(ax.get_figure(root=True))
-    assert drawn == 8
 
 
 def test_node_rates_and_reconciliation_figures_draw_the_results() -> None:

@@ -63,15 +63,16 @@ class Parser:
     def finish(self, threads: int = 1, /) -> RawColumns:
         """Return the raw columns and side tables (once: the parser is spent afterwards).
 
-        ``threads``: how many threads copy the text columns into row order (the GIL released); the
-        result is the same whatever the number.
+        ``threads``: up to this many threads (at most 8, each at least 8 rows) copy the text columns
+        into row order, the GIL released; the result is the same whatever the number.
         """
     def drain(self) -> DrainedColumns:
         """Return the rows no later line can change and go on scanning (see :class:`DrainedColumns`)."""
     def merge(self, other: Parser, threads: int = 1, /) -> bool:
         """Append a parser that scanned the following bytes; False when the split point cannot be joined.
 
-        ``threads``: how many threads copy their columns after ours (the GIL released).
+        ``threads``: more than 1, their columns are appended after ours on two threads (the GIL
+        released); the result is the same either way.
 
         Afterwards this parser is where one scanner of both parts would be: more
         parsers can be merged, lines fed, rows drained.
