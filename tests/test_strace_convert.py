@@ -5,7 +5,9 @@ import gzip
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from workbench.errors import InputNotFoundError, ParseError, UsageError
@@ -77,6 +79,26 @@ def test_unfinished_calls_are_carried_over_chunk_boundaries(tmp_path: Path) -> N
     joined = got[(got["kind"] == "call") & (got["end_timestamp_s"] > got["timestamp_s"])]
     assert len(joined) > 10
     _assert_same(got, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 5])
+def test_read_back_on_any_number_of_threads_and_through_the_gather(threads: int, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows held back over chunk boundaries put back in trace order whether the row groups are decoded
+    one at a time, several at once, or (rows too far out of order for runs) decoded whole and gathered."""
+    from workbench.syscalls import convert
+
+    path = DATA / "threads_futex.txt"
+    want = _read(path)
+    out = tmp_path / "t.parquet"
+    to_parquet(path, out, row_group_lines=3)
+    lines = pq.read_table(out, columns=["line"]).column("line").to_numpy()
+    assert (np.diff(lines) < 0).sum() >= 3  # the file's rows are out of trace order in places
+    _assert_same(_read(out, threads=threads), want)
+    cols = ["line", "syscall", "retval", "args"]
+    pd.testing.assert_frame_equal(_read(out, threads=threads, columns=cols), want[cols], check_exact=True)
+    monkeypatch.setattr(convert, "sorted_runs", lambda keys: None)  # too many runs: the gather's way
+    _assert_same(_read(out, threads=threads), want)
 
 
 @pytest.mark.parametrize("lines", [1, 2, 4, 100])

@@ -8,7 +8,8 @@ entry) and where a loader's text columns come as Arrow arrays:
 - :func:`categorical`: a Categorical with given (object) categories from a
   string or dictionary column, codes mapped per chunk through the dictionary;
 - :func:`nullable_int`: a nullable ``Int64``/``Int32``… array from an Arrow
-  integer column (nulls become the mask);
+  integer column (nulls become the mask; :func:`write_ints` writes one chunk
+  into given arrays);
 - :func:`sorted_runs` and :func:`reorder`: the sorted order of nearly sorted
   keys as runs of consecutive source rows, so a column is reordered by
   zero-copy slices (before it is converted) instead of a gather over every row.
@@ -23,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array"]
+__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array", "write_ints"]
 
 
 def _text_dtype() -> Any:
@@ -153,18 +154,25 @@ def nullable_int(col: pa.ChunkedArray, dtype: str = "Int64") -> pd.api.extension
     at = 0
     for chunk in col.chunks:
         m = len(chunk)
-        if not m:
-            continue
-        valid, data = chunk.buffers()[:2]
-        off = chunk.offset
-        values[at:at + m] = np.frombuffer(data, dtype=chunk.type.to_pandas_dtype(), count=off + m)[off:]
-        if valid is None or not chunk.null_count:
-            mask[at:at + m] = False
-        else:
-            bits = np.unpackbits(np.frombuffer(valid, dtype=np.uint8), count=off + m, bitorder="little")[off:]
-            np.equal(bits, 0, out=mask[at:at + m])
+        write_ints(chunk, values[at:at + m], mask[at:at + m])
         at += m
     return pd.arrays.IntegerArray(values, mask)
+
+
+def write_ints(chunk: pa.Array, values: np.ndarray, mask: np.ndarray) -> None:
+    """An Arrow integer array's values and nulls written into ``values`` and ``mask`` (True = null), of its
+    length, straight from its buffers (the validity bitmap unpacked); a null's value is whatever was there."""
+    m = len(chunk)
+    if not m:
+        return
+    valid, data = chunk.buffers()[:2]
+    off = chunk.offset
+    values[:] = np.frombuffer(data, dtype=chunk.type.to_pandas_dtype(), count=off + m)[off:]
+    if valid is None or not chunk.null_count:
+        mask[:] = False
+    else:
+        bits = np.unpackbits(np.frombuffer(valid, dtype=np.uint8), count=off + m, bitorder="little")[off:]
+        np.equal(bits, 0, out=mask)
 
 
 def numpy_column(col: pa.ChunkedArray) -> np.ndarray:

@@ -607,7 +607,7 @@ def _use_native(native: bool | None) -> bool:
 
 
 #: the package files whose code makes a frame (part of every cache key)
-_CODE = ("syscalls", "arrow_frames.py")
+_CODE = ("syscalls", "arrow_frames.py", "row_groups.py")
 
 
 def _file_key(paths: list[Path], options: dict[str, Any]) -> Key:
@@ -748,8 +748,8 @@ def read_strace(
             conv = dict(columns=columns, filters=filters, check_summary=check_summary, date=date, tz=tz,
                         time_base_s=time_base_s)
             if not cache:
-                return read_converted(sources[0][1], strict=strict, **conv)
-            return _converted_cached(sources[0][1], cache, strict, conv)
+                return read_converted(sources[0][1], strict=strict, threads=threads, **conv)
+            return _converted_cached(sources[0][1], cache, strict, conv, threads)
     if columns is not None or filters is not None:
         raise UsageError("read_strace: columns= and filters= apply to a trace converted to Parquet "
                          "(workbench.syscalls.to_parquet, workbench strace convert); convert it first")
@@ -828,7 +828,7 @@ def _hit(store: Cache, key: str, strict: bool) -> pd.DataFrame | None:
 
 
 def _converted_cached(path: Path, cache: bool | str | os.PathLike[str], strict: bool,
-                      conv: dict[str, Any]) -> pd.DataFrame:
+                      conv: dict[str, Any], threads: int | None = None) -> pd.DataFrame:
     """A converted trace through the cache: the Parquet decoded once, later loads map the entry."""
     from ..cache import Cache, FileStats
     from .convert import read_converted, side_path_of
@@ -840,7 +840,7 @@ def _converted_cached(path: Path, cache: bool | str | os.PathLike[str], strict: 
     if hit is not None:
         whole = conv["columns"] is None and conv["filters"] is None  # (the -C table is checked as on a decode)
         return _finish(_object_categories(hit), strict, bool(conv["check_summary"]) and whole, str(path))
-    frame = read_converted(path, strict=strict, **conv)
+    frame = read_converted(path, strict=strict, threads=threads, **conv)
     if FileStats.of(paths).files == stats.files:  # (the files did not change while they were read)
         store.store(key, frame)
     return frame

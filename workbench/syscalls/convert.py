@@ -64,6 +64,7 @@ from ..arrow_frames import (
     text_array,
 )
 from ..errors import InputNotFoundError, ParseError, UsageError
+from ..row_groups import CategoryError, Column, frame_from_row_groups
 from ..schema import SideTable, attach_rejects
 from ..sources import Source, compression_of, compression_of_file
 from . import _read
@@ -558,6 +559,19 @@ def _categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
                          "the file is damaged; convert the trace again") from None
 
 
+def _spec(name: str, meta: dict[str, Any]) -> Column:
+    """How the converted column ``name`` becomes :func:`read_strace`'s column."""
+    if name == "kind":
+        return Column("category", categories=tuple(KINDS))
+    if name in _CATEGORIES:
+        return Column("category", categories=tuple(sorted(meta["categories"][_CATEGORIES[name]])))
+    if name in ("pid", "retval"):
+        return Column("int", "Int64")
+    if name in ("args", "ret_text", "backtrace"):
+        return Column("text")
+    return Column("number", str(np.dtype(ARROW_SCHEMA.field(name).type.to_pandas_dtype())))
+
+
 def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[str, Any],
            order: np.ndarray | None, spans: Runs | None) -> pd.DataFrame:
     """The frame of columns ``names`` (each got from ``take``, once) with :func:`read_strace`'s dtypes, rows
@@ -567,22 +581,42 @@ def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[
     arrays, text columns keep the Parquet reader's Arrow buffers (``str``
     dtype), and a reorder is made of slices (rows are out of order only
     around the few calls kept back over a chunk boundary). Columns are
-    converted one at a time, each let go by ``take`` once given.
+    converted one at a time, each let go by ``take`` once given. (Used when
+    only some rows are read; every row goes through :func:`_every_row`.)
     """
     data: dict[str, Any] = {}
     for name in names:
         col = reorder(take(name), order, spans)  # (slices: no copy)
-        if name == "kind" or name in _CATEGORIES:
-            cats = list(KINDS) if name == "kind" else sorted(meta["categories"][_CATEGORIES[name]])
-            data[name] = _categorical(col, cats)
-        elif name in ("pid", "retval"):
-            data[name] = nullable_int(col, "Int64")
-        elif name in ("args", "ret_text", "backtrace"):
+        spec = _spec(name, meta)
+        if spec.kind == "category":
+            data[name] = _categorical(col, list(spec.categories))
+        elif spec.kind == "int":
+            data[name] = nullable_int(col, spec.dtype)
+        elif spec.kind == "text":
             data[name] = text_array(col)
         else:
             data[name] = numpy_column(col)
         del col
     return pd.DataFrame(data, copy=False)
+
+
+def _every_row(path: Path, names: list[str], meta: dict[str, Any], threads: int | None) -> pd.DataFrame | None:
+    """Every row of columns ``names``, in trace order, each row group decoded straight into the frame's
+    columns on every core (:func:`workbench.row_groups.frame_from_row_groups`); None when the rows are
+    too far out of order for runs (then a gather is cheaper)."""
+    workers = scan_threads(threads)
+    lines = frame_from_row_groups(path, {"line": Column("number", "int64")}, threads=workers)["line"].to_numpy()
+    spans = sorted_runs(lines)
+    del lines
+    if spans is None:
+        return None
+    specs = {name: _spec(name, meta) for name in names}
+    try:
+        return frame_from_row_groups(path, specs, runs=spans if len(spans) > 1 else None,
+                                     threads=workers, dictionary=_DICTIONARY)
+    except CategoryError:
+        raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
+                         "the file is damaged; convert the trace again") from None
 
 
 def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
@@ -591,6 +625,26 @@ def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
         raise InputNotFoundError(f"{path}: its side file {side} (rejected lines and messages) is missing; "
                                  "keep both files of a converted trace together")
     return pq.read_table(side).to_pandas()
+
+
+def _gathered(table: pa.Table, names: list[str], meta: dict[str, Any]) -> pd.DataFrame:
+    """The frame of columns ``names`` of a decoded ``table`` (with its ``line`` column), in trace order."""
+    box = [table.select(names)]
+    lines = table.column("line").to_numpy()
+    del table
+
+    def take(name: str) -> pa.ChunkedArray:  # each column let go once converted (numbers and text: no copy)
+        col = box[0].column(name)
+        box[0] = box[0].drop_columns([name])
+        return col
+
+    # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
+    spans = sorted_runs(lines)
+    order = np.argsort(lines, kind="stable") if spans is None else None
+    if spans is not None and len(spans) <= 1:
+        spans = None  # in order already
+    del lines
+    return _frame(take, names, meta, order, spans)
 
 
 def read_converted(
@@ -603,6 +657,7 @@ def read_converted(
     date: str | None = None,
     tz: str | None = None,
     time_base_s: float | None = None,
+    threads: int | None = None,
 ) -> pd.DataFrame:
     """Load a trace written by :func:`to_parquet`: the frame :func:`read_strace` gives, or a part of it.
 
@@ -615,7 +670,9 @@ def read_converted(
     Rows keep trace order. The file is memory-mapped; categoricals come
     straight from the Parquet dictionaries and text columns stay in the
     reader's Arrow buffers (``str`` dtype), with no Python objects on the
-    way. ``attrs`` as for :func:`read_strace` (rejects with
+    way. Without ``filters``, the row groups are decoded ``threads`` at a time
+    (default: as :func:`~workbench.syscalls.read_strace`'s scanners, every core)
+    straight into the frame's columns, each allocated once. ``attrs`` as for :func:`read_strace` (rejects with
     the original trace's name as source); the trace's own -C table is compared
     with the counts only when every row and column is loaded.
     """
@@ -644,28 +701,19 @@ def read_converted(
     except (ValueError, TypeError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
-    if table is None:  # every row: the wanted columns decoded at once, on every core
-        try:
+    frame: pd.DataFrame | None = None
+    try:
+        if table is None:  # every row: row groups decoded into the frame's columns
+            frame = _every_row(p, wanted, meta, threads)
+        if frame is None and table is None:  # (rows far out of order: decoded at once, then gathered)
             table = pq.read_table(p, columns=read, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") from None
-    box = [table.select(wanted)]
-    lines = table.column("line").to_numpy()
-    del table
-
-    def take(name: str) -> pa.ChunkedArray:  # each column let go once converted (numbers and text: no copy)
-        col = box[0].column(name)
-        box[0] = box[0].drop_columns([name])
-        return col
-
-    # rows kept back over a chunk boundary (calls still unfinished) were written later: trace order again
-    spans = sorted_runs(lines)
-    order = np.argsort(lines, kind="stable") if spans is None else None
-    if spans is not None and len(spans) <= 1:
-        spans = None  # in order already
-    del lines
-    frame = _frame(take, wanted, meta, order, spans)
+    except (OSError, pa.ArrowException) as exc:
+        raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") from None
+    if frame is None:
+        assert table is not None
+        frame = _gathered(table, wanted, meta)
+        del table
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]

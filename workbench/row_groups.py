@@ -1,0 +1,209 @@
+"""A pandas frame written in place from a Parquet file's row groups, on every core.
+
+Reading a whole Parquet table and converting it to pandas touches every
+number twice in fresh memory: Arrow decodes each row group into its own
+buffers, then the chunks are joined into one numpy array per column. Fresh
+memory is what a load pays most for (on a virtual machine, most of its time is
+the kernel handing out pages), so :func:`frame_from_row_groups` allocates each
+column of the frame once, at its final size, and decodes the row groups one at
+a time per thread, writing each straight to its place in the frame. Arrow's
+buffers for a row group are let go as soon as it is written, so the decoder
+keeps reusing the same few megabytes. Text stays in the decoder's Arrow
+buffers, which become the frame's (no copy).
+
+Rows can be put in another order on the way, given as runs of consecutive
+file rows (:func:`workbench.arrow_frames.sorted_runs`): each piece of a row
+group is written where its run lands.
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .arrow_frames import Runs, code_dtype, text_array, write_ints
+
+__all__ = ["CategoryError", "Column", "frame_from_row_groups"]
+
+
+class CategoryError(ValueError):
+    """A column holds a value that is not one of its categories."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """How one Parquet column becomes a frame column.
+
+    ``kind``: ``"category"`` (a string or dictionary column → Categorical over
+    ``categories``, in that order; a value outside them is a ValueError),
+    ``"int"`` (an integer column → pandas nullable ``dtype`` such as
+    ``"Int64"``, nulls as the mask), ``"text"`` (→ :data:`~workbench.arrow_frames.TEXT_DTYPE`
+    over the Arrow buffers) or ``"number"`` (→ numpy ``dtype``; floats keep
+    NaN for nulls, other types may hold none).
+    """
+
+    kind: Literal["category", "int", "text", "number"]
+    dtype: str = "float64"
+    categories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Piece:
+    src: int  # first row within the row group
+    stop: int  # row after the last, within the row group
+    dst: int  # row of the frame where it goes
+
+
+def _pieces(starts: list[int], runs: Runs | None) -> list[list[_Piece]]:
+    """For each row group (rows ``starts[i]``..``starts[i+1]`` of the file), where its rows go."""
+    groups = len(starts) - 1
+    if runs is None:
+        return [[_Piece(0, starts[i + 1] - starts[i], starts[i])] for i in range(groups)]
+    placed: list[tuple[int, int, int]] = []  # (file start, file stop, frame row) in file order
+    at = 0
+    for a, b in runs:
+        placed.append((a, b, at))
+        at += b - a
+    placed.sort()
+    out: list[list[_Piece]] = [[] for _ in range(groups)]
+    g = 0
+    for a, b, dst in placed:
+        while a < b:
+            while starts[g + 1] <= a:
+                g += 1
+            end = min(b, starts[g + 1])
+            out[g].append(_Piece(a - starts[g], end - starts[g], dst))
+            dst += end - a
+            a = end
+    return out
+
+
+class _Target:
+    """One frame column being written: its arrays (or text chunks) and how a piece of a chunk goes in."""
+
+    def __init__(self, name: str, spec: Column, n: int) -> None:
+        self.name, self.spec = name, spec
+        self.text: list[tuple[int, pa.Array]] = []
+        self.lock = threading.Lock()
+        if spec.kind == "category":
+            self.cats = pd.Index(list(spec.categories), dtype=object)
+            self.codes = np.empty(n, dtype=code_dtype(len(self.cats)))
+        elif spec.kind == "int":
+            self.values = np.empty(n, dtype=np.dtype(spec.dtype.lower()))
+            self.mask = np.empty(n, dtype=bool)
+        elif spec.kind == "number":
+            self.values = np.empty(n, dtype=np.dtype(spec.dtype))
+
+    def lut(self, dictionary: pa.Array) -> np.ndarray:
+        """The code of each dictionary entry (its last slot: -1, for nulls)."""
+        values = dictionary.to_pylist()
+        where = self.cats.get_indexer(pd.Index(values, dtype=object))
+        bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]
+        if bad:
+            raise CategoryError(f"{self.name}: values outside the categories: {sorted(map(str, bad))[:5]}")
+        return np.append(where, -1).astype(self.codes.dtype)
+
+    def write(self, chunk: pa.Array, parts: list[tuple[int, int, int]]) -> None:
+        """Rows ``[a, b)`` of ``chunk`` written at frame row ``dst``, for each ``(a, b, dst)`` of ``parts``."""
+        kind = self.spec.kind
+        if kind == "text":
+            with self.lock:
+                self.text.extend((dst, chunk.slice(a, b - a)) for a, b, dst in parts)
+        elif kind == "int":
+            for a, b, dst in parts:
+                write_ints(chunk.slice(a, b - a), self.values[dst:dst + b - a], self.mask[dst:dst + b - a])
+        elif kind == "number":
+            if chunk.null_count and not pa.types.is_floating(chunk.type):
+                raise ValueError(f"{self.name}: {chunk.null_count} nulls in a column that may hold none")
+            values = chunk.to_numpy(zero_copy_only=False)
+            for a, b, dst in parts:
+                self.values[dst:dst + b - a] = values[a:b]
+        else:
+            if not pa.types.is_dictionary(chunk.type):
+                chunk = chunk.dictionary_encode()
+            idx, m = chunk.indices, len(chunk)
+            raw = np.frombuffer(idx.buffers()[1], dtype=idx.type.to_pandas_dtype(), count=idx.offset + m)[idx.offset:]
+            lut = self.lut(chunk.dictionary)
+            nulls = None
+            if idx.null_count:
+                nulls = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), count=idx.offset + m,
+                                      bitorder="little")[idx.offset:] == 0
+            for a, b, dst in parts:
+                out = self.codes[dst:dst + b - a]
+                np.take(lut, raw[a:b], out=out, mode="clip")  # (a null's slot may hold anything: -1 next)
+                if nulls is not None:
+                    out[nulls[a:b]] = -1
+
+    def array(self) -> Any:
+        kind = self.spec.kind
+        if kind == "text":
+            self.text.sort(key=lambda t: t[0])
+            return text_array(pa.chunked_array([c for _, c in self.text], type=pa.large_string())
+                              if self.text else pa.chunked_array([], type=pa.large_string()))
+        if kind == "int":
+            return pd.arrays.IntegerArray(self.values, self.mask)
+        if kind == "number":
+            return self.values
+        return pd.Categorical.from_codes(self.codes, categories=self.cats)
+
+
+def frame_from_row_groups(path: str | Path, columns: dict[str, Column], *, runs: Runs | None = None,
+                          threads: int = 1, dictionary: list[str] | None = None) -> pd.DataFrame:
+    """The frame of ``columns`` (name → :class:`Column`, in frame order) of the Parquet file ``path``.
+
+    ``runs``: the frame's rows as ``[(start, stop), ...]`` runs of file rows
+    (every row exactly once); None keeps file order. ``threads``: row groups
+    decoded at once (each thread opens the file for itself).
+    ``dictionary``: columns to decode as dictionaries (for categories: no
+    string per row on the way). Each column is allocated once at its final
+    size; Arrow holds one row group per thread at a time. Raises
+    :class:`CategoryError` for a value outside its categories, ValueError for
+    another value the spec cannot hold, and pyarrow's errors for a damaged file.
+    """
+    names = list(columns)
+    meta = pq.ParquetFile(path, memory_map=True).metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    starts = [0, *np.cumsum(sizes, dtype=np.int64).tolist()]
+    n = starts[-1]
+    if runs is not None and sum(b - a for a, b in runs) != n:
+        raise ValueError(f"runs cover {sum(b - a for a, b in runs)} rows of {n}")
+    pieces = _pieces(starts, runs)
+    targets = [_Target(name, columns[name], n) for name in names]
+    read_dict = [c for c in (dictionary or []) if c in columns]
+    local = threading.local()
+
+    def one(group: int) -> None:
+        f = getattr(local, "file", None)
+        if f is None:
+            f = local.file = pq.ParquetFile(path, memory_map=True, read_dictionary=read_dict)
+        if not names:
+            return
+        table = f.read_row_group(group, columns=names, use_threads=False)
+        for target in targets:
+            at = 0
+            for chunk in table.column(target.name).chunks:  # (pieces cut to each chunk's rows)
+                end = at + len(chunk)
+                parts = [(max(p.src, at) - at, min(p.stop, end) - at, p.dst + max(p.src, at) - p.src)
+                         for p in pieces[group] if p.src < end and p.stop > at]
+                if parts:
+                    target.write(chunk, parts)
+                at = end
+        del table
+
+    groups = [g for g in range(len(sizes)) if sizes[g]]
+    workers = max(1, min(threads, len(groups)))
+    if workers == 1:
+        for g in groups:
+            one(g)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="row-groups") as pool:
+            for done in [pool.submit(one, g) for g in groups]:
+                done.result()
+    return pd.DataFrame({t.name: t.array() for t in targets}, copy=False)
