@@ -7,7 +7,8 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
    ``strace_convert.py`` (the real captures of ``tests/data/strace`` repeated),
    converts it once with ``to_parquet`` and fills a cache entry with
    ``read_strace(cache=...)``.
-2. In a fresh child process each, best of ``--repeats``:
+2. In a fresh child process each, best of ``--repeats`` (in rounds of every
+   way once, shuffled, so a noisy spell of the machine falls on all alike):
    ``read_strace(trace)`` (the parse), ``read_strace(converted.parquet)`` (load
    back, every column), ``read_strace(trace, cache=...)`` hitting the entry by
    the remembered key of the settled file, and the same hit when the key must
@@ -21,6 +22,9 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
    the parse measured in the same run; and pyarrow's allocator, which sets
    how much a load back pays for fresh memory (``ARROW_DEFAULT_MEMORY_POOL``
    in the environment chooses another; see the README's "Huge pages").
+4. The floor of a load that builds the frame: as many bytes as the parse's
+   frame written once into fresh memory (numpy, in a fresh child), and the
+   parse's time over it, the most any such load can gain on this machine.
 
 ``--python`` runs the children with another interpreter (for example the
 virtual environment of an older checkout) to compare versions on the same
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -63,6 +68,9 @@ elif mode in ("load-store", "load-hit"):
     f = read_strace(out, cache=cache + "-converted")
 elif mode in ("store", "hit", "hit-hashed"):
     f = read_strace(src, progress=False, cache=cache)
+elif mode == "touch":  # the floor: as many bytes as the parse's frame, written once into fresh memory
+    mem = numpy.empty(int(sys.argv[5]), dtype=numpy.uint8)
+    mem.fill(1)
 res["seconds"] = time.perf_counter() - t
 e = os.times()
 res["cpu_s"] = (e.user - c.user) + (e.system - c.system)
@@ -78,20 +86,34 @@ print(json.dumps(res))
 """
 
 
-def child(py: str, mode: str, src: Path, out: Path, cache: Path) -> dict:
+def child(py: str, mode: str, src: Path, out: Path, cache: Path, nbytes: int = 0) -> dict:
     if mode == "hit-hashed":  # forget the remembered keys: the lookup hashes the trace
         for memo in cache.glob("*.stat"):
             memo.unlink()
-    p = subprocess.run([py, "-c", CHILD, mode, str(src), str(out), str(cache)],
+    p = subprocess.run([py, "-c", CHILD, mode, str(src), str(out), str(cache), str(nbytes)],
                        capture_output=True, text=True, cwd=tempfile.gettempdir())
     if p.returncode != 0:
         raise SystemExit(f"{mode} failed:\n{p.stderr}")
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def best(py: str, mode: str, src: Path, out: Path, cache: Path, repeats: int) -> dict:
-    runs = [child(py, mode, src, out, cache) for _ in range(repeats)]
-    fastest = min(runs, key=lambda r: r["seconds"])
+def best(py: str, mode: str, src: Path, out: Path, cache: Path, repeats: int, nbytes: int = 0) -> dict:
+    return _fastest([child(py, mode, src, out, cache, nbytes) for _ in range(repeats)])
+
+
+def rounds(py: str, modes: list[str], src: Path, out: Path, cache: Path, repeats: int, nbytes: int) -> dict:
+    """Each of ``modes`` run ``repeats`` times, a round of all of them at a time in a shuffled order; the
+    fastest run of each (its peak RSS: the worst run's)."""
+    order = random.Random(20)
+    runs: dict[str, list[dict]] = {m: [] for m in modes}
+    for _ in range(repeats):
+        for mode in order.sample(modes, len(modes)):
+            runs[mode].append(child(py, mode, src, out, cache, nbytes))
+    return {m: _fastest(r) for m, r in runs.items()}
+
+
+def _fastest(runs: list[dict]) -> dict:
+    fastest = dict(min(runs, key=lambda r: r["seconds"]))
     for k in ("cpu_s", "user_s", "sys_s"):
         fastest[k] = min(r[k] for r in runs)
     fastest["maxrss_mib"] = max(r["maxrss_mib"] for r in runs)  # peak memory: the worst run
@@ -122,15 +144,16 @@ def main(argv: list[str] | None = None) -> int:
         conv = child(py, "convert", src, out, cache)
         time.sleep(max(0.0, written + 2.5 - time.time()))  # the trace settles: its key may be remembered
         store = child(py, "store", src, out, cache)
-        parse = best(py, "parse", src, out, cache, args.repeats)
-        load = best(py, "load", src, out, cache, args.repeats)
-        cols = best(py, "load-columns", src, out, cache, args.repeats)
         # the converted files settle before the entry is stored: its key is remembered, hits read neither
         settled = max(p.stat().st_mtime for p in folder.glob(out.stem + "*.parquet")) + 2.5
         time.sleep(max(0.0, settled - time.time()))
         child(py, "load-store", src, out, cache)
-        load_hit = best(py, "load-hit", src, out, cache, args.repeats)
-        hit = best(py, "hit", src, out, cache, args.repeats)
+        frame_bytes = int(store["bytes_per_row"] * store["rows"])
+        # rounds of every way once, in a random order each: a noisy spell of the machine falls on all alike
+        timed = rounds(py, ["parse", "load", "load-columns", "load-hit", "hit", "touch"], src, out, cache,
+                       args.repeats, frame_bytes)
+        parse, load, cols, load_hit, hit, touch = (timed[m] for m in ("parse", "load", "load-columns", "load-hit",
+                                                                      "hit", "touch"))
         hashed = best(py, "hit-hashed", src, out, cache, args.repeats)
         rows = {parse["rows"], load["rows"], hit["rows"], hashed["rows"], store["rows"], conv["rows"], cols["rows"],
                 load_hit["rows"]}
@@ -145,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                          ("cache hit (key remembered)", hit),
                          ("cache hit (key found by hashing)", hashed),
                          ("first load with cache= (parse+store)", store),
+                         ("frame's bytes into fresh memory", touch),
                          ("imports only (floor)", base)):
             rate = n / r["seconds"] / 1e6 if "rows" in r else float("nan")
             bpr = f"{r['bytes_per_row']:7.0f}" if "bytes_per_row" in r else f"{'':7}"
@@ -167,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{parse['seconds'] / load_hit['seconds']:.2f}x every column again (cache); "
               f"a cache hit several times faster than the parse and no heavier: {parse['seconds'] / hit['seconds']:.2f}x, "
               f"peak RSS {hit['maxrss_mib'] / parse['maxrss_mib']:.2f}x")
+        print(f"fresh memory: writing the frame's {frame_bytes / 2**20:.0f} MiB once into fresh pages takes "
+              f"{touch['seconds']:.2f} s here ({touch['sys_s']:.2f} s of it system time), the parse's time / "
+              f"{parse['seconds'] / touch['seconds']:.1f}: a load that builds the frame in fresh memory (the parse, "
+              "a Parquet decode) cannot beat the parse by more than that on this machine; a cache hit maps a file "
+              "the page cache already holds instead")
         if args.keep:
             os.sync()
     return 0
