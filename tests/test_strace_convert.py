@@ -225,6 +225,29 @@ def test_pid_filter_sees_pids_filled_in_later(tmp_path: Path) -> None:
     leader = int(full["pid"].iloc[0])
     want = full[full["pid"] == leader].reset_index(drop=True)
     pd.testing.assert_frame_equal(_read(out, filters=[("pid", "=", leader)]), want, check_exact=True)
+    assert full["pid"].notna().all() and (full["pid"] == leader).sum() > 1
+
+
+@pytest.mark.parametrize("columns", [None, ["pid", "syscall"], ["syscall", "line", "pid"]])
+def test_pids_filled_in_later_without_filters(columns: list[str] | None, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole load of a trace whose first lines have no pid fills them in on the row groups' way."""
+    from workbench.syscalls import convert
+
+    out = tmp_path / "s.parquet"
+    to_parquet(DATA / "stderr_mode.txt", out, row_group_lines=2)
+    assert convert._meta(out)["leader"] is not None
+    full = _read(DATA / "stderr_mode.txt")
+    gathered = convert._gathered
+    monkeypatch.setattr(convert, "_gathered", None)  # (the decode-whole-then-gather way is not taken)
+    for _way in ("row groups", "gather"):
+        got = _read(out, columns=columns)
+        if columns is None:
+            _assert_same(got, full)
+        else:
+            pd.testing.assert_frame_equal(got, full[columns], check_exact=True)
+        monkeypatch.setattr(convert, "_gathered", gathered)
+        monkeypatch.setattr(convert, "sorted_runs", lambda keys: None)  # too many runs: the gather's way
 
 
 def test_errors(tmp_path: Path) -> None:

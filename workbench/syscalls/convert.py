@@ -689,14 +689,13 @@ def read_converted(
     read = wanted if "line" in wanted else [*wanted, "line"]
     table: pa.Table | None = None
     try:
-        if leader is not None:  # null pids to fill in before any filter on pid can be applied
+        if leader is not None and filters is not None:  # null pids to fill in before a filter on pid applies
             table = pq.read_table(p, read_dictionary=_DICTIONARY, memory_map=True)
             pid = table.column("pid")
             fill = pc.and_(pc.is_null(pid), pc.less_equal(table.column("line"), leader["up_to_line"]))
             table = table.set_column(table.schema.get_field_index("pid"), "pid",
                                      pc.if_else(fill, pa.scalar(leader["pid"], pa.int64()), pid))
-            if filters is not None:
-                table = table.filter(pq.filters_to_expression(filters))
+            table = table.filter(pq.filters_to_expression(filters))
         elif filters is not None:
             table = pq.read_table(p, columns=read, filters=filters, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
@@ -704,9 +703,11 @@ def read_converted(
         raise UsageError(f"read_strace(filters={filters!r}) on {p}: {exc}; expected pyarrow filters such as "
                          "[('syscall', 'in', ['read']), ('duration_s', '>=', 0.01)]") from None
     frame: pd.DataFrame | None = None
+    fill = table is None and leader is not None and "pid" in wanted  # (with filters: filled in the table above)
+    names = read if fill else wanted  # (to fill pids, their line numbers)
     try:
         if table is None:  # every row: row groups decoded into the frame's columns
-            frame = _every_row(p, wanted, meta, threads)
+            frame = _every_row(p, names, meta, threads)
         if frame is None and table is None:  # (rows far out of order: decoded at once, then gathered)
             table = pq.read_table(p, columns=read, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
@@ -714,8 +715,14 @@ def read_converted(
         raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") from None
     if frame is None:
         assert table is not None
-        frame = _gathered(table, wanted, meta)
+        frame = _gathered(table, names, meta)
         del table
+    if fill:  # the leader's rows from before its pid was known
+        assert leader is not None
+        pid = frame["pid"]
+        frame["pid"] = pid.mask(pid.isna() & (frame["line"] <= leader["up_to_line"]), leader["pid"])
+        if "line" not in wanted:
+            frame = frame.drop(columns="line")
     source = str(meta["source"])
     side = _side(p, meta)
     rej = side[side["table"] == "reject"]
