@@ -239,3 +239,26 @@ def test_labels_crowded_on_one_point_all_find_a_free_place() -> None:
             assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
         assert fig.bbox.y0 <= a.y0 and a.y1 <= fig.bbox.y1 and fig.bbox.x0 <= a.x0 and a.x1 <= fig.bbox.x1
     plt.close(fig)
+
+
+def test_labels_on_points_at_the_figure_edge_stay_inside_the_figure() -> None:
+    """Points on the top edge of an Axes that fills the figure: their labels go below rather than off it."""
+    from matplotlib.text import Text
+
+    from workbench.plots.style import place_labels
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    fig.subplots_adjust(left=0.1, right=0.9, bottom=0.1, top=0.99)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    texts = place_labels(ax, [(2 + 0.3 * i, 10.0, f"{i} ms") for i in range(5)] + [(5.0, 0.2, "low")])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [Text.get_window_extent(t, renderer) for t in texts]
+    for i, a in enumerate(boxes):
+        assert fig.bbox.y0 <= a.y0 and a.y1 <= fig.bbox.y1 and fig.bbox.x0 <= a.x0 and a.x1 <= fig.bbox.x1, i
+        for b in boxes[i + 1:]:
+            inner = a.intersection(a, b)
+            assert inner is None or inner.width < 1 or inner.height < 1, (a, b)
+    assert boxes[0].y1 < ax.get_window_extent(renderer).y1  # (the first went below its point, not above)
+    plt.close(fig)

@@ -46,9 +46,9 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
                  color: str = "black", boxed: bool = False, pad_px: float = 2.0) -> list[Text]:
     """Write each ``(x, y, text)`` label (data coordinates) where it overlaps no label placed before it.
 
-    A label that would collide is moved up by its own height (then down, then further, as far as the
-    labels before it could stack, preferring a place inside the figure) until it is free, with a thin
-    line back to its point. Call it last, once the Axes has its limits, scales and
+    A label that would collide, or fall outside the figure, is moved up by its own height (then down,
+    then further, as far as the labels before it could stack) until it is free and inside the figure
+    (none inside: the first free place), with a thin line back to its point. Call it last, once the Axes has its limits, scales and
     legend: the layout is computed once before the labels are measured.
     """
     fig = ax.get_figure(root=True)
@@ -69,21 +69,21 @@ def place_labels(ax: Axes, items: Sequence[tuple[float, float, str]], *, fontsiz
         t.update_positions(renderer)
         height_pt = (Text.get_window_extent(t, renderer).height + pad_px) * 72 / fig.dpi
 
-        near = (0, 1, -1, 2, -2, 3, 4, 5, 6)  # the first free one of these (the label stays where it is found)
-        if not any(_free_box(t, renderer, placed, 4 + s * height_pt) is not None for s in near):
-            # further out, up and down, as far as every label placed so far could stack (one of these is
-            # free): the first free one inside the figure, else the first free one
-            inside = first_free = None
-            for s in (v for k in range(3, len(placed) + 8) for v in (k + 4, -k)):
-                bb = _free_box(t, renderer, placed, 4 + s * height_pt)
-                if bb is None:
-                    continue
-                if fig.bbox.x0 <= bb.x0 and bb.x1 <= fig.bbox.x1 and fig.bbox.y0 <= bb.y0 and bb.y1 <= fig.bbox.y1:
-                    inside = s
-                    break
-                first_free = s if first_free is None else first_free
-            step = next((s for s in (inside, first_free) if s is not None), near[-1])
-            _free_box(t, renderer, placed, 4 + step * height_pt)
+        # the nearest free place inside the figure: first these, then further out, up and down, as far as
+        # every label placed so far could stack (one of those is free); none inside: the first free one
+        near = (0, 1, -1, 2, -2, 3, 4, 5, 6)
+        further = (v for k in range(3, len(placed) + 8) for v in (k + 4, -k))
+        inside = first_free = None
+        for s in (*near, *further):
+            bb = _free_box(t, renderer, placed, 4 + s * height_pt)
+            if bb is None:
+                continue
+            if fig.bbox.x0 <= bb.x0 and bb.x1 <= fig.bbox.x1 and fig.bbox.y0 <= bb.y0 and bb.y1 <= fig.bbox.y1:
+                inside = s
+                break
+            first_free = s if first_free is None else first_free
+        step = next((s for s in (inside, first_free) if s is not None), near[-1])
+        _free_box(t, renderer, placed, 4 + step * height_pt)
         placed.append(Text.get_window_extent(t, renderer).padded(pad_px))
         out.append(t)
     return out
