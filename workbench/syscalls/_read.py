@@ -669,7 +669,8 @@ def read_strace(
     column, or one pid per file) as that many pieces at once, one thread each,
     and joins them exactly (the same frame as one scanner); default
     ``WORKBENCH_THREADS`` if set, else the cores this process may use;
-    ``threads=1`` (or ``WORKBENCH_THREADS=1``) forces one scanner. Colour
+    ``threads=1`` (or ``WORKBENCH_THREADS=1``) forces one scanner. A converted
+    trace's row groups are decoded as many at a time. Colour
     escapes (``--color=always``) raise ParseError.
 
     ``cache`` (files only): ``True`` keeps the parsed frame in the one workbench
