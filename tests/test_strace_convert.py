@@ -273,6 +273,34 @@ def test_errors(tmp_path: Path) -> None:
         read_strace(other)
 
 
+def test_damaged_converted_traces(tmp_path: Path) -> None:
+    """Bytes broken inside the row groups, or a name the metadata does not list: a ParseError naming the file."""
+    import json
+
+    from workbench.syscalls.convert import META_KEY
+
+    out = tmp_path / "t.parquet"
+    to_parquet(DATA / "threads_futex.txt", out, row_group_lines=50)
+    data = bytearray(out.read_bytes())
+    meta = pq.read_metadata(out)
+    start = meta.row_group(1).column(0).data_page_offset
+    data[start:start + 200] = b"\xff" * 200  # a page of the second row group, the footer untouched
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(bytes(data))
+    with pytest.raises(ParseError, match="(?s)broken.parquet: damaged Parquet file.*convert the trace again"):
+        read_strace(broken)
+
+    table = pq.read_table(out)
+    info = json.loads(pq.read_metadata(out).metadata[META_KEY])
+    info["categories"]["names"].remove("futex")
+    with pq.ParquetWriter(out, table.schema) as writer:
+        writer.write_table(table, row_group_size=100)
+        writer.add_key_value_metadata({META_KEY: json.dumps(info).encode()})
+    for threads in (1, 2):
+        with pytest.raises(ParseError, match="t.parquet.*does not list.*futex"):
+            read_strace(out, threads=threads)
+
+
 def test_command_line_convert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from workbench.cli import main
 

@@ -616,9 +616,9 @@ def _every_row(path: Path, names: list[str], meta: dict[str, Any], threads: int 
     try:
         return frame_from_row_groups(path, specs, runs=spans if len(spans) > 1 else None,
                                      threads=workers, dictionary=_DICTIONARY)
-    except CategoryError:
-        raise ParseError("", None, "", "a converted trace names a value its metadata does not list: "
-                         "the file is damaged; convert the trace again") from None
+    except CategoryError as exc:
+        raise ParseError(str(path), None, "", f"a converted trace names a value its metadata does not list "
+                         f"({exc}): the file is damaged; convert the trace again") from None
 
 
 def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
@@ -711,7 +711,9 @@ def read_converted(
         if frame is None and table is None:  # (rows far out of order: decoded at once, then gathered)
             table = pq.read_table(p, columns=read, memory_map=True,
                                   read_dictionary=[c for c in _DICTIONARY if c in read])
-    except (OSError, pa.ArrowException) as exc:
+    except ParseError:
+        raise
+    except (OSError, ValueError, pa.ArrowException) as exc:  # (a value the frame's dtypes cannot hold too)
         raise ParseError(str(p), None, "", f"damaged Parquet file ({exc}); convert the trace again") from None
     if frame is None:
         assert table is not None
