@@ -226,6 +226,12 @@ def test_pid_filter_sees_pids_filled_in_later(tmp_path: Path) -> None:
     want = full[full["pid"] == leader].reset_index(drop=True)
     pd.testing.assert_frame_equal(_read(out, filters=[("pid", "=", leader)]), want, check_exact=True)
     assert full["pid"].notna().all() and (full["pid"] == leader).sum() > 1
+    some = [("pid", "=", leader), ("duration_s", ">=", 0.0)]
+    want = full[(full["pid"] == leader) & (full["duration_s"] >= 0)].reset_index(drop=True)[["syscall", "args"]]
+    assert len(want) > 5
+    for filters in (some, [some], pq.filters_to_expression(some)):  # (an Expression: every column decoded)
+        got = _read(out, columns=["syscall", "args"], filters=filters)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
 
 
 @pytest.mark.parametrize("columns", [None, ["pid", "syscall"], ["syscall", "line", "pid"]])

@@ -629,6 +629,17 @@ def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
     return pq.read_table(side).to_pandas()
 
 
+def _filter_columns(filters: Any) -> set[str] | None:
+    """The columns pyarrow filters in list form name (``[(col, op, value), ...]`` or a list of such
+    lists); None for another form (an Expression), whose columns cannot be listed."""
+    if not isinstance(filters, list):
+        return None
+    terms = [t for group in filters for t in group] if filters and isinstance(filters[0], list) else filters
+    if not all(isinstance(t, tuple) and len(t) == 3 and isinstance(t[0], str) for t in terms):
+        return None
+    return {t[0] for t in terms}
+
+
 def _gathered(table: pa.Table, names: list[str], meta: dict[str, Any]) -> pd.DataFrame:
     """The frame of columns ``names`` of a decoded ``table`` (with its ``line`` column), in trace order."""
     box = [table.select(names)]
@@ -690,7 +701,10 @@ def read_converted(
     table: pa.Table | None = None
     try:
         if leader is not None and filters is not None:  # null pids to fill in before a filter on pid applies
-            table = pq.read_table(p, read_dictionary=_DICTIONARY, memory_map=True)
+            named = _filter_columns(filters)  # (and the columns asked for, with pid and line to fill it)
+            need = None if named is None else [c for c in ARROW_SCHEMA.names
+                                               if c in named or c in read or c == "pid"]
+            table = pq.read_table(p, columns=need, read_dictionary=_DICTIONARY, memory_map=True)
             pid = table.column("pid")
             fill = pc.and_(pc.is_null(pid), pc.less_equal(table.column("line"), leader["up_to_line"]))
             table = table.set_column(table.schema.get_field_index("pid"), "pid",
