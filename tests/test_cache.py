@@ -46,6 +46,27 @@ def test_round_trip_keeps_dtypes_values_and_attrs(tmp_path: Path) -> None:
     assert back["tag"].iloc[1] is not None and np.isnan(back["tag"].iloc[1])  # NaN stays NaN in text columns
 
 
+@pytest.mark.parametrize("block", [7, 1000, 1 << 25])
+def test_checksum_taken_while_writing_is_the_files(tmp_path: Path, block: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry's checksum is taken on the way out, across any block edges: it is the one the file has,
+    and a load (which checks it) serves the entry."""
+    from workbench import cache as C
+
+    monkeypatch.setattr(C, "_CRC_BLOCK", block)
+    c = Cache("demo", tmp_path)
+    f = pd.concat([_frame()] * 300, ignore_index=True)
+    f.attrs = _frame().attrs
+    path = c.store(_key(), f)
+    assert path is not None
+    if block < 1 << 25:
+        assert path.stat().st_size > 20 * block  # many blocks, writes crossing their edges
+    assert path.name == f"{_key()}-{C._file_checksum(path)}.arrow"
+    back = c.load(_key())
+    assert back is not None
+    pd.testing.assert_frame_equal(back, f)
+
+
 def test_key_follows_bytes_options_and_loader() -> None:
     assert _key() == _key()
     assert _key(b"1\n3\n") != _key()

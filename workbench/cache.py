@@ -185,12 +185,62 @@ def _checksum(data: mmap.mmap) -> str:
 
 
 def _file_checksum(path: Path) -> str:
-    """The same checksum of a file, read block by block (a map of it would count as resident)."""
+    """The same checksum of a file, read block by block into one buffer (a map of it would count as
+    resident, and a new block each time would be fresh memory each time)."""
     crcs = []
-    with open(path, "rb") as f:
-        while block := f.read(_CRC_BLOCK):
-            crcs.append(zlib.crc32(block))
+    buf = bytearray(_CRC_BLOCK)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            n = 0
+            while n < _CRC_BLOCK and (got := f.readinto(view[n:])):
+                n += got
+            if not n:
+                break
+            crcs.append(zlib.crc32(view[:n]))
+    view.release()
     return _combine(crcs)
+
+
+class _ChecksumSink:
+    """A file-like sink for pyarrow (``pa.PythonFile``) that writes to ``f`` and takes the checksum of
+    :func:`_file_checksum` of what goes through it, so a new entry is not read back for it."""
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.crcs: list[int] = []
+        self.crc = self.fill = self.pos = 0
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        mv = memoryview(data).cast("B")
+        at = 0
+        while at < len(mv):
+            take = min(len(mv) - at, _CRC_BLOCK - self.fill)
+            self.crc = zlib.crc32(mv[at:at + take], self.crc)
+            self.fill += take
+            at += take
+            if self.fill == _CRC_BLOCK:
+                self.crcs.append(self.crc)
+                self.crc = self.fill = 0
+        self.f.write(mv)
+        self.pos += len(mv)
+        return len(mv)
+
+    def tell(self) -> int:
+        return self.pos
+
+    def flush(self) -> None:
+        self.f.flush()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def writable(self) -> bool:
+        return True
+
+    def checksum(self) -> str:
+        return _combine(self.crcs + ([self.crc] if self.fill else []))
 
 
 def _encode_attr(value: Any) -> Any:
@@ -461,10 +511,12 @@ class Cache:
                                                    _META_KEY: json.dumps(meta, allow_nan=True).encode()})
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = self.dir / f".{key}.{os.getpid()}.{id(table):x}.tmp"
-            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)  # one record batch: every column one contiguous buffer
+            with open(tmp, "wb") as f:
+                crc = _ChecksumSink(f)  # (the checksum taken on the way out: the entry is not read back)
+                with pa.PythonFile(crc, mode="w") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                    writer.write_table(table)  # one record batch: every column one contiguous buffer
             del table
-            path = self.dir / f"{key}-{_file_checksum(tmp)}.arrow"
+            path = self.dir / f"{key}-{crc.checksum()}.arrow"
             os.replace(tmp, path)
             return path
         except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
