@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from pathlib import Path
 
@@ -73,6 +74,44 @@ def test_key_follows_bytes_options_and_loader() -> None:
     assert _key(unit="ms") != _key()
     assert key_for("other", ("cache.py",), {}, [b"1\n2\n"]) != _key()
     assert key_for("demo", ("cache.py",), {}, [b"ab", b"c"]) != key_for("demo", ("cache.py",), {}, [b"a", b"bc"])
+
+
+@pytest.mark.parametrize("leaf", [64, 1 << 22])
+def test_key_does_not_depend_on_how_the_bytes_are_fed(leaf: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaves of the key are hashed on other threads: any feeding of the same bytes gives the same key,
+    a buffer reused once fed changes nothing, and any byte or part boundary changed changes it."""
+    from workbench import cache as C
+
+    monkeypatch.setattr(C, "_LEAF", leaf)
+    digest = C._leaf_digest
+
+    def slow(*args: object) -> bytes:  # leaves hashed late: a buffer reused too soon would be seen
+        time.sleep(0.0005)
+        return digest(*args)
+
+    monkeypatch.setattr(C, "_leaf_digest", slow)
+    rng = np.random.default_rng(0)
+    parts = [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in (0, 1, 63, 64, 65, 5000, 20011)]
+    want = key_for("demo", ("cache.py",), {}, parts)
+    for seed in range(4):
+        r = np.random.default_rng(seed)
+        k = C.Key("demo", ("cache.py",), {})
+        reused = bytearray(1 << 15)
+        for data in parts:
+            at = 0
+            while at < len(data):
+                n = int(r.integers(1, 3 * min(leaf, 3000)))
+                chunk = data[at:at + n]
+                reused[:len(chunk)] = chunk
+                k.feed(memoryview(reused)[:len(chunk)])
+                reused[:len(chunk)] = b"\0" * len(chunk)  # (the loader's buffer, overwritten once fed)
+                at += n
+            k.end_part()
+        assert k.hexdigest() == want
+    flipped = [*parts[:-1], parts[-1][:-1] + bytes([parts[-1][-1] ^ 1])]
+    assert key_for("demo", ("cache.py",), {}, flipped) != want
+    assert key_for("demo", ("cache.py",), {}, [parts[-2] + parts[-1][:1], parts[-1][1:]]) != \
+        key_for("demo", ("cache.py",), {}, parts[-2:])
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "empty"])

@@ -49,7 +49,9 @@ import os
 import time
 import warnings
 import zlib
+from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,27 +104,84 @@ class Key:
     """
 
     def __init__(self, loader: str, code: Iterable[str], options: dict[str, Any]) -> None:
-        self._h = hashlib.blake2b(digest_size=20)
-        self._h.update(f"{loader}\0v{FORMAT_VERSION}\0".encode())
-        self._h.update(_code_digest(tuple(code)))
-        self._h.update(json.dumps(options, sort_keys=True, default=str).encode())
+        h = hashlib.blake2b(digest_size=20)
+        h.update(f"{loader}\0v{FORMAT_VERSION}\0leaves{_LEAF}\0".encode())
+        h.update(_code_digest(tuple(code)))
+        h.update(json.dumps(options, sort_keys=True, default=str).encode())
+        self._head = h.digest()
+        # in order: each leaf's digest (or its hashing under way) and each part's end
+        self._items: list[bytes | Future[bytes]] = []
+        self._buf = bytearray()  # (grows to a leaf: a small input never takes a whole one)
+        self._fill = 0
         self._n = 0
+        self._pool: ThreadPoolExecutor | None = None
+        self._spare: list[bytearray] = []
+        self._inflight: deque[Future[bytes]] = deque()
         #: False once the loader finds that part of its result came from other bytes (nothing is stored)
         self.valid = True
 
     def feed(self, data: bytes | memoryview) -> None:
-        """Add bytes of the current input."""
-        self._h.update(data)
-        self._n += len(data)
+        """Add bytes of the current input (copied: ``data`` may be reused once this returns)."""
+        view = memoryview(data).cast("B")
+        at = 0
+        while at < len(view):
+            take = min(len(view) - at, _LEAF - self._fill)
+            if len(self._buf) < self._fill + take:
+                grown = bytearray(min(_LEAF, max(self._fill + take, 2 * len(self._buf), 1 << 12)))
+                grown[:self._fill] = self._buf[:self._fill]
+                self._buf = grown
+            self._buf[self._fill:self._fill + take] = view[at:at + take]
+            self._fill += take
+            at += take
+            if self._fill == _LEAF:
+                self._leaf_done()
+        self._n += len(view)
+
+    def _leaf_done(self) -> None:
+        """Hash the full leaf on another core (at most a few at once, their buffers then reused)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=_HASH_THREADS, thread_name_prefix="cache-key")
+        while len(self._inflight) >= 2 * _HASH_THREADS:  # (bounded: a slow core holds a few leaves, no more)
+            self._inflight.popleft().result()
+        buf = self._buf
+        job = self._pool.submit(_leaf_digest, buf, self._spare, _LEAF)
+        self._items.append(job)
+        self._inflight.append(job)
+        self._buf = self._spare.pop() if self._spare else bytearray(_LEAF)
+        self._fill = 0
 
     def end_part(self) -> None:
         """End the current input (its length closes it)."""
-        self._h.update(b"\0part" + self._n.to_bytes(8, "little"))
+        if self._fill:
+            self._items.append(_leaf_digest(self._buf, None, self._fill))
+            self._fill = 0
+        self._items.append(b"\0part" + self._n.to_bytes(8, "little"))
         self._n = 0
 
     def hexdigest(self) -> str:
-        """The key so far, as hex."""
-        return self._h.hexdigest()
+        """The key so far, as hex: the digest of the head, the leaves' digests and the parts' ends."""
+        h = hashlib.blake2b(self._head, digest_size=20)
+        for item in self._items:
+            h.update(item.result() if isinstance(item, Future) else item)
+        if self._pool is not None:  # (every leaf so far is hashed)
+            self._pool.shutdown(wait=False)
+            self._pool = None
+            self._inflight.clear()
+        return h.hexdigest()
+
+
+#: the bytes of one leaf of a key: leaves are hashed on every core at once, then their digests in order
+_LEAF = 1 << 22
+_HASH_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
+
+
+def _leaf_digest(buf: bytearray, spare: list[bytearray] | None, n: int = _LEAF) -> bytes:
+    """BLAKE2 of the first ``n`` bytes of ``buf`` (the GIL let go); the buffer is then put in ``spare``."""
+    with memoryview(buf) as view:
+        digest = hashlib.blake2b(view[:n], digest_size=20).digest()
+    if spare is not None:
+        spare.append(buf)
+    return digest
 
 
 def key_for(loader: str, code: Iterable[str], options: dict[str, Any], contents: Iterable[bytes]) -> str:
