@@ -6,7 +6,10 @@ An entry is a single uncompressed Arrow IPC file named ``<key>-<checksum>.arrow`
   parser never reuses an old entry), the reader options and the input bytes —
   the very bytes the parser read (:class:`Key` is fed while parsing), so a
   file changed between the lookup and the parse never leaves a stale entry;
-- ``checksum`` is a CRC-32 of the CRC-32s of the entry's 32 MiB blocks,
+  the input is hashed in 4 MiB leaves on every core, then their digests in
+  order;
+- ``checksum`` is a CRC-32 of the CRC-32s of the entry's 32 MiB blocks, taken
+  as the entry is written and
   checked on every load on all cores (about 0.1 s per 400 MiB), so a flipped
   bit, a truncated write or a foreign file is found, discarded with a
   warning, and the input parsed again;
