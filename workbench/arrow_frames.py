@@ -6,10 +6,11 @@ entry) and where a loader's text columns come as Arrow arrays:
 - :func:`text_array`: pandas' ``str`` dtype (:data:`TEXT_DTYPE`) over Arrow
   ``large_string`` data, every chunk kept as it is (no copy);
 - :func:`categorical`: a Categorical with given (object) categories from a
-  string or dictionary column, codes mapped per chunk through the dictionary;
+  string or dictionary column, codes mapped per chunk through the dictionary
+  (:func:`dictionary_codes`);
 - :func:`nullable_int`: a nullable ``Int64``/``Int32``… array from an Arrow
-  integer column (nulls become the mask; :func:`write_ints` writes one chunk
-  into given arrays);
+  integer column (nulls become the mask, :func:`null_mask`; :func:`write_ints`
+  writes one chunk into given arrays);
 - :func:`sorted_runs` and :func:`reorder`: the sorted order of nearly sorted
   keys as runs of consecutive source rows, so a column is reordered by
   zero-copy slices (before it is converted) instead of a gather over every row.
@@ -24,7 +25,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array", "write_ints"]
+__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "dictionary_codes", "null_mask",
+           "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array", "write_ints"]
 
 
 def _text_dtype() -> Any:
@@ -115,18 +117,34 @@ def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
     if not pa.types.is_dictionary(col.type):
         col = col.dictionary_encode()
     col = col.unify_dictionaries()  # one dictionary for every chunk: one mapping, one pass over the codes
-    values = col.chunk(0).dictionary.to_pylist()
-    where = cats.get_indexer(pd.Index(values, dtype=object))
-    bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]  # a null value: missing
-    if bad:
-        raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
+    dictionary = col.chunk(0).dictionary
     # codes in pandas' own (smallest) code dtype, mapped by Arrow: no int64 copy of the indices on the way
-    remap = np.append(where, -1).astype(code_dtype(len(cats)))
+    remap = dictionary_codes(dictionary, cats)
     idx = pa.chunked_array([c.indices for c in col.chunks], type=col.type.index_type)
     if idx.null_count:
-        idx = idx.fill_null(len(values))  # the slot after the dictionary holds -1 (missing)
+        idx = idx.fill_null(len(dictionary))  # the slot after the dictionary holds -1 (missing)
     codes = _numpy(pc.take(pa.array(remap), idx))
     return pd.Categorical.from_codes(codes, categories=cats)
+
+
+def dictionary_codes(dictionary: pa.Array, categories: pd.Index) -> np.ndarray:
+    """The code of each entry of an Arrow dictionary among ``categories``, in pandas' code dtype, and -1
+    in one more slot (for null indices); ValueError when an entry is not a category (a null entry: -1)."""
+    values = dictionary.to_pylist()
+    where = categories.get_indexer(pd.Index(values, dtype=object))
+    bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]
+    if bad:
+        raise ValueError(f"values outside the categories: {sorted(map(str, bad))[:5]}")
+    return np.append(where, -1).astype(code_dtype(len(categories)))
+
+
+def null_mask(arr: pa.Array) -> np.ndarray | None:
+    """True where an Arrow array is null, unpacked from its validity bitmap; None when none is."""
+    valid = arr.buffers()[0]
+    if valid is None or not arr.null_count:
+        return None
+    m, off = len(arr), arr.offset
+    return np.unpackbits(np.frombuffer(valid, dtype=np.uint8), count=off + m, bitorder="little")[off:] == 0
 
 
 def code_dtype(n: int) -> np.dtype[Any]:
@@ -165,14 +183,10 @@ def write_ints(chunk: pa.Array, values: np.ndarray, mask: np.ndarray) -> None:
     m = len(chunk)
     if not m:
         return
-    valid, data = chunk.buffers()[:2]
     off = chunk.offset
-    values[:] = np.frombuffer(data, dtype=chunk.type.to_pandas_dtype(), count=off + m)[off:]
-    if valid is None or not chunk.null_count:
-        mask[:] = False
-    else:
-        bits = np.unpackbits(np.frombuffer(valid, dtype=np.uint8), count=off + m, bitorder="little")[off:]
-        np.equal(bits, 0, out=mask)
+    values[:] = np.frombuffer(chunk.buffers()[1], dtype=chunk.type.to_pandas_dtype(), count=off + m)[off:]
+    nulls = null_mask(chunk)
+    mask[:] = False if nulls is None else nulls
 
 
 def numpy_column(col: pa.ChunkedArray) -> np.ndarray:

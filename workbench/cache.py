@@ -178,7 +178,7 @@ _LEAF = 1 << 22
 _HASH_THREADS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1))
 
 
-def _leaf_digest(buf: bytearray, spare: list[bytearray] | None, n: int = _LEAF) -> bytes:
+def _leaf_digest(buf: bytearray, spare: list[bytearray] | None, n: int) -> bytes:
     """BLAKE2 of the first ``n`` bytes of ``buf`` (the GIL let go); the buffer is then put in ``spare``."""
     with memoryview(buf) as view:
         digest = hashlib.blake2b(view[:n], digest_size=20).digest()
@@ -246,27 +246,9 @@ def _checksum(data: mmap.mmap) -> str:
         view.release()
 
 
-def _file_checksum(path: Path) -> str:
-    """The same checksum of a file, read block by block into one buffer (a map of it would count as
-    resident, and a new block each time would be fresh memory each time)."""
-    crcs = []
-    buf = bytearray(_CRC_BLOCK)
-    view = memoryview(buf)
-    with open(path, "rb", buffering=0) as f:
-        while True:
-            n = 0
-            while n < _CRC_BLOCK and (got := f.readinto(view[n:])):
-                n += got
-            if not n:
-                break
-            crcs.append(zlib.crc32(view[:n]))
-    view.release()
-    return _combine(crcs)
-
-
 class _ChecksumSink:
-    """A file-like sink for pyarrow (``pa.PythonFile``) that writes to ``f`` and takes the checksum of
-    :func:`_file_checksum` of what goes through it, so a new entry is not read back for it."""
+    """A file-like sink for pyarrow (``pa.PythonFile``) that writes to ``f`` and takes the checksum
+    :func:`_checksum` finds in a map of what went through it, so a new entry is not read back for it."""
 
     def __init__(self, f: Any) -> None:
         self.f = f

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .arrow_frames import Runs, code_dtype, text_array, write_ints
+from .arrow_frames import Runs, code_dtype, dictionary_codes, null_mask, text_array, write_ints
 
 __all__ = ["CategoryError", "Column", "frame_from_row_groups"]
 
@@ -90,8 +90,7 @@ class _Target:
 
     def __init__(self, name: str, spec: Column, n: int) -> None:
         self.name, self.spec = name, spec
-        self.text: list[tuple[int, pa.Array]] = []
-        self.lock = threading.Lock()
+        self.text: list[tuple[int, pa.Array]] = []  # (appended from any thread: sorted at the end)
         if spec.kind == "category":
             self.cats = pd.Index(list(spec.categories), dtype=object)
             self.codes = np.empty(n, dtype=code_dtype(len(self.cats)))
@@ -101,21 +100,11 @@ class _Target:
         elif spec.kind == "number":
             self.values = np.empty(n, dtype=np.dtype(spec.dtype))
 
-    def lut(self, dictionary: pa.Array) -> np.ndarray:
-        """The code of each dictionary entry (its last slot: -1, for nulls)."""
-        values = dictionary.to_pylist()
-        where = self.cats.get_indexer(pd.Index(values, dtype=object))
-        bad = [v for v, w in zip(values, where, strict=True) if w < 0 and v is not None]
-        if bad:
-            raise CategoryError(f"{self.name}: values outside the categories: {sorted(map(str, bad))[:5]}")
-        return np.append(where, -1).astype(self.codes.dtype)
-
     def write(self, chunk: pa.Array, parts: list[tuple[int, int, int]]) -> None:
         """Rows ``[a, b)`` of ``chunk`` written at frame row ``dst``, for each ``(a, b, dst)`` of ``parts``."""
         kind = self.spec.kind
         if kind == "text":
-            with self.lock:
-                self.text.extend((dst, chunk.slice(a, b - a)) for a, b, dst in parts)
+            self.text.extend([(dst, chunk.slice(a, b - a)) for a, b, dst in parts])
         elif kind == "int":
             for a, b, dst in parts:
                 write_ints(chunk.slice(a, b - a), self.values[dst:dst + b - a], self.mask[dst:dst + b - a])
@@ -130,11 +119,11 @@ class _Target:
                 chunk = chunk.dictionary_encode()
             idx, m = chunk.indices, len(chunk)
             raw = np.frombuffer(idx.buffers()[1], dtype=idx.type.to_pandas_dtype(), count=idx.offset + m)[idx.offset:]
-            lut = self.lut(chunk.dictionary)
-            nulls = None
-            if idx.null_count:
-                nulls = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), count=idx.offset + m,
-                                      bitorder="little")[idx.offset:] == 0
+            try:
+                lut = dictionary_codes(chunk.dictionary, self.cats)
+            except ValueError as exc:
+                raise CategoryError(f"{self.name}: {exc}") from None
+            nulls = null_mask(idx)
             for a, b, dst in parts:
                 out = self.codes[dst:dst + b - a]
                 np.take(lut, raw[a:b], out=out, mode="clip")  # (a null's slot may hold anything: -1 next)

@@ -584,7 +584,8 @@ def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[
     dtype), and a reorder is made of slices (rows are out of order only
     around the few calls kept back over a chunk boundary). Columns are
     converted one at a time, each let go by ``take`` once given. (Used when
-    only some rows are read; every row goes through :func:`_every_row`.)
+    only some rows are read, or the rows are too far out of order for runs;
+    otherwise every row goes through :func:`_every_row`.)
     """
     data: dict[str, Any] = {}
     for name in names:
@@ -607,18 +608,22 @@ def _every_row(path: Path, names: list[str], meta: dict[str, Any], threads: int 
     columns on every core (:func:`workbench.row_groups.frame_from_row_groups`); None when the rows are
     too far out of order for runs (then a gather is cheaper)."""
     workers = scan_threads(threads)
-    lines = frame_from_row_groups(path, {"line": Column("number", "int64")}, threads=workers)["line"].to_numpy()
-    spans = sorted_runs(lines)
-    del lines
+    line = frame_from_row_groups(path, {"line": Column("number", "int64")}, threads=workers)["line"]
+    spans = sorted_runs(line.to_numpy())
     if spans is None:
         return None
-    specs = {name: _spec(name, meta) for name in names}
+    specs = {name: _spec(name, meta) for name in names if name != "line"}
     try:
-        return frame_from_row_groups(path, specs, runs=spans if len(spans) > 1 else None,
-                                     threads=workers, dictionary=_DICTIONARY)
+        frame = frame_from_row_groups(path, specs, runs=spans if len(spans) > 1 else None,
+                                      threads=workers, dictionary=_DICTIONARY)
     except CategoryError as exc:
         raise ParseError(str(path), None, "", f"a converted trace names a value its metadata does not list "
                          f"({exc}): the file is damaged; convert the trace again") from None
+    if "line" in names:  # (decoded once: put in trace order by the same runs)
+        lines = line.to_numpy()
+        frame.insert(names.index("line"), "line",
+                     line if len(spans) <= 1 else np.concatenate([lines[a:b] for a, b in spans]))
+    return frame
 
 
 def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
