@@ -612,6 +612,8 @@ def _every_row(path: Path, names: list[str], meta: dict[str, Any], threads: int 
     spans = sorted_runs(line.to_numpy())
     if spans is None:
         return None
+    if "line" not in names:
+        del line  # (not held while the other columns are decoded)
     specs = {name: _spec(name, meta) for name in names if name != "line"}
     try:
         frame = frame_from_row_groups(path, specs, runs=spans if len(spans) > 1 else None,
