@@ -10,8 +10,9 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
 2. In a fresh child process each, best of ``--repeats`` (in rounds of every
    way once, shuffled, so a noisy spell of the machine falls on all alike):
    ``read_strace(trace)`` (the parse), ``read_strace(converted.parquet)`` (load
-   back, every column), ``read_strace(trace, cache=...)`` hitting the entry by
-   the remembered key of the settled file, and the same hit when the key must
+   back, every column; the 7 analysis columns; the 3 text columns alone),
+   ``read_strace(trace, cache=...)`` hitting the entry by the remembered key of
+   the settled file, and the same hit when the key must
    be found by hashing the file (first lookup of a copied or touched file);
    plus the imports alone.
 3. Prints, for each: wall seconds, user and system CPU seconds of the child
@@ -24,7 +25,9 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
    in the environment chooses another; see the README's "Huge pages").
 4. The floor of a load that builds the frame: as many bytes as the parse's
    frame written once into fresh memory (numpy, in a fresh child), and the
-   parse's time over it, the most any such load can gain on this machine.
+   parse's time over it, the most any such load can gain on this machine;
+   and the CPU a whole load and its text columns alone take against the
+   parse's (the work no faster memory removes).
 
 ``--python`` runs the children with another interpreter (for example the
 virtual environment of an older checkout) to compare versions on the same
@@ -64,6 +67,8 @@ elif mode == "load":
     f = read_strace(out)
 elif mode == "load-columns":
     f = read_strace(out, columns=COLUMNS)
+elif mode == "load-text":  # the part of a whole load no faster format choice removes: the text decoded
+    f = read_strace(out, columns=["args", "ret_text", "backtrace"])
 elif mode in ("load-store", "load-hit"):
     f = read_strace(out, cache=cache + "-converted")
 elif mode in ("store", "hit", "hit-hashed"):
@@ -150,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         child(py, "load-store", src, out, cache)
         frame_bytes = int(store["bytes_per_row"] * store["rows"])
         # rounds of every way once, in a random order each: a noisy spell of the machine falls on all alike
-        timed = rounds(py, ["parse", "load", "load-columns", "load-hit", "hit", "touch"], src, out, cache,
-                       args.repeats, frame_bytes)
-        parse, load, cols, load_hit, hit, touch = (timed[m] for m in ("parse", "load", "load-columns", "load-hit",
-                                                                      "hit", "touch"))
+        timed = rounds(py, ["parse", "load", "load-columns", "load-text", "load-hit", "hit", "touch"], src, out,
+                       cache, args.repeats, frame_bytes)
+        parse, load, cols, text, load_hit, hit, touch = (timed[m] for m in ("parse", "load", "load-columns",
+                                                                            "load-text", "load-hit", "hit", "touch"))
         hashed = best(py, "hit-hashed", src, out, cache, args.repeats)
         rows = {parse["rows"], load["rows"], hit["rows"], hashed["rows"], store["rows"], conv["rows"], cols["rows"],
                 load_hit["rows"]}
@@ -164,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, r in (("read_strace(trace): parse", parse),
                          ("read_strace(converted .parquet)", load),
                          ("  the same, 7 analysis columns", cols),
+                         ("  the same, the 3 text columns alone", text),
                          ("  the same with cache=, a hit", load_hit),
                          ("cache hit (key remembered)", hit),
                          ("cache hit (key found by hashing)", hashed),
@@ -172,8 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                          ("imports only (floor)", base)):
             rate = n / r["seconds"] / 1e6 if "rows" in r else float("nan")
             bpr = f"{r['bytes_per_row']:7.0f}" if "bytes_per_row" in r else f"{'':7}"
-            ratios = "" if r is base else (f"{parse['seconds'] / r['seconds']:14.2f}x"
-                                           f"{parse['user_s'] / max(r['user_s'], 1e-9):14.2f}x"
+            user = (f"{parse['user_s'] / r['user_s']:14.2f}x" if r["user_s"] >= 0.01  # (clock ticks: 10 ms)
+                    else f"{'n/a':>15}")
+            ratios = "" if r is base else (f"{parse['seconds'] / r['seconds']:14.2f}x{user}"
                                            f"{r['maxrss_mib'] / parse['maxrss_mib']:13.2f}x")
             print(f"{label:38}{r['seconds']:8.2f}{r['user_s']:8.2f}{r['sys_s']:7.2f}{rate:11.2f}"
                   f"{r['maxrss_mib']:14.0f}{bpr}{ratios}")
@@ -196,6 +203,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{parse['seconds'] / touch['seconds']:.1f}: a load that builds the frame in fresh memory (the parse, "
               "a Parquet decode) cannot beat the parse by more than that on this machine; a cache hit maps a file "
               "the page cache already holds instead")
+        print(f"decoding: a whole load from Parquet takes {load['user_s']:.2f} s of CPU (user) against the parse's "
+              f"{parse['user_s']:.2f} s ({parse['user_s'] / max(load['user_s'], 1e-9):.2f}x less); decoding the "
+              f"three text columns alone takes {text['user_s']:.2f} s ({text['seconds']:.2f} s wall, the parse's "
+              f"time / {parse['seconds'] / text['seconds']:.1f}): with both spread over the same cores, a load that "
+              "decodes the text into the frame gains at most about the CPU ratio")
         if args.keep:
             os.sync()
     return 0

@@ -113,3 +113,36 @@ def test_values_the_spec_cannot_hold(tmp_path: Path) -> None:
         frame_from_row_groups(path, {"n": Column("number", "int64")})
     with pytest.raises(ValueError, match="runs cover 1 rows of 2"):
         frame_from_row_groups(path, {"n": Column("int", "Int64")}, runs=[(0, 1)])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_text_all_null_in_some_row_groups(threads: int, tmp_path: Path) -> None:
+    """Row groups whose statistics say a text column is all null (a trace without -k: backtrace) give the
+    same frame as decoding them, in any row order, beside row groups that hold text."""
+    rng = np.random.default_rng(5)
+    n = 500
+    table = _table(rng, n)
+    args = [None if (i // 100) % 2 == 0 else f"frame {i}" for i in range(n)]  # groups of 100: null, text, ...
+    table = table.set_column(table.schema.get_field_index("args"), "args", pa.array(args, type=pa.large_string()))
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=100)
+    stats = pq.ParquetFile(path).metadata.row_group(0).column(table.schema.get_field_index("args")).statistics
+    assert stats.null_count == 100  # (what the skip reads)
+    for runs in (None, _runs(rng, n), [(450, 500), (0, 450)]):
+        got = frame_from_row_groups(path, SPECS, runs=runs, threads=threads)
+        pd.testing.assert_frame_equal(got, _expected(table, runs), check_exact=True)
+        assert got["args"].isna().sum() == 300
+        assert got["args"].str.len().sum() == sum(len(a) for a in args if a is not None)
+
+
+def test_all_null_text_takes_no_decoded_memory(tmp_path: Path) -> None:
+    """An all-null text column is not decoded: no 8 bytes a row of zero offsets in Arrow's pool."""
+    n = 1_000_000
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"backtrace": pa.nulls(n, pa.large_string()),
+                             "line": np.arange(n, dtype=np.int64)}), path, row_group_size=250_000)
+    before = pa.total_allocated_bytes()
+    got = frame_from_row_groups(path, {"backtrace": Column("text")}, threads=2)
+    held = pa.total_allocated_bytes() - before
+    assert got["backtrace"].isna().all() and len(got) == n
+    assert held < n  # (decoded, the offsets alone would hold 8 MB)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from workbench.arrow_frames import (
     TEXT_DTYPE,
     categorical,
+    null_text,
     nullable_int,
     reorder,
     sorted_runs,
@@ -45,6 +46,30 @@ def test_both_scanners_give_text_as_arrow_strings_and_equal_frames(name: str) ->
         assert nat["backtrace"].notna().any() and nat["backtrace"].str.contains("libc.so").any()
     else:
         assert nat["backtrace"].isna().all()
+
+
+def test_all_null_text_lets_the_scanner_buffers_go() -> None:
+    """A text column with no value (backtrace without -k) does not keep the scanner's 8 bytes a row: the
+    frame's column is shared zeros, with the same values."""
+    import weakref
+
+    from workbench.syscalls._read import _strings
+
+    n = 1000
+    offsets = np.zeros(n + 1, dtype=np.int64)  # (what a scanner writes for n nulls)
+    bits = np.zeros((n + 7) // 8, dtype=np.uint8)
+    gone = weakref.ref(offsets)
+    arr = pa.Array.from_buffers(pa.large_string(), n, [pa.py_buffer(bits), pa.py_buffer(offsets), pa.py_buffer(b"")])
+    del offsets
+    col = _strings(arr)
+    del arr
+    assert gone() is None
+    assert len(col) == n and col.isna().all() and col.dtype == TEXT_DTYPE
+    pd.testing.assert_series_equal(pd.Series(col).str.len(), pd.Series([None] * n, dtype=TEXT_DTYPE).str.len())
+    kept = pa.array(["x", None], type=pa.large_string())  # (one value: kept as it is)
+    assert list(_strings(kept).isna()) == [False, True] and _strings(kept)[0] == "x"
+    shared = np.zeros(11, dtype=np.int64)
+    assert null_text(10, shared).to_pylist() == [None] * 10 and null_text(0).to_pylist() == []
 
 
 def test_loaded_back_frame_has_the_parse_dtypes_from_row_groups_out_of_order(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "dictionary_codes", "null_mask",
+__all__ = ["TEXT_DTYPE", "categorical", "code_dtype", "dictionary_codes", "null_mask", "null_text",
            "nullable_int", "numpy_column", "reorder", "sorted_runs", "text_array", "write_ints"]
 
 
@@ -106,6 +106,17 @@ def text_array(arr: pa.Array | pa.ChunkedArray) -> pd.api.extensions.ExtensionAr
         return cls(arr, dtype=TEXT_DTYPE)
     except TypeError:  # pragma: no cover - pandas < 2.3: the array class implies the dtype
         return cls(arr)
+
+
+def null_text(n: int, zeros: np.ndarray | None = None) -> pa.Array:
+    """``n`` null ``large_string`` values over zeros no one writes (``np.zeros``: the kernel's zero page
+    until read, where decoding or a builder writes 8 fresh bytes a row); ``zeros``: int64 zeros to share,
+    at least ``n + 1``."""
+    if zeros is None:
+        zeros = np.zeros(n + 1, dtype=np.int64)
+    return pa.Array.from_buffers(pa.large_string(), n, [pa.py_buffer(zeros[:(n + 63) // 64]),
+                                                        pa.py_buffer(zeros[:n + 1]), pa.py_buffer(b"")],
+                                 null_count=n)
 
 
 def categorical(col: pa.ChunkedArray, categories: list[str]) -> pd.Categorical:
