@@ -270,6 +270,9 @@ def test_errors(tmp_path: Path) -> None:
         read_strace(out, columns=["sycall"])
     with pytest.raises(UsageError, match="filters"):
         read_strace(out, filters=[("nope", "=", 1)])
+    side_path_of(out).unlink()  # (nothing rejected, no message: the side file is not needed)
+    pd.testing.assert_frame_equal(read_strace(out), read_strace(DATA / "single.txt"))
+    to_parquet("1 getpid() = 1\nnot a line of strace\n", out)
     side_path_of(out).unlink()
     with pytest.raises(InputNotFoundError, match="side file"):
         read_strace(out)

@@ -27,7 +27,8 @@ Files written (``OUT`` is the path given):
 - the side file ``OUT`` with ``.side.parquet`` in place of ``.parquet``: one
   row per rejected line and per ``strace:`` message, columns ``table``
   (``"reject"`` or ``"message"``), ``line``, ``text``, ``reason`` (null for
-  messages), streamed as they come.
+  messages), streamed as they come; read back only when the metadata counts
+  a reject or a message.
 
 ``leader``: in a trace without pid prefix (``strace -f`` on stderr), rows made
 before the first ``[pid N]`` line have no pid and get that of the process that
@@ -629,11 +630,15 @@ def _every_row(path: Path, names: list[str], meta: dict[str, Any], threads: int 
 
 
 def _side(path: Path, meta: dict[str, Any]) -> pd.DataFrame:
+    """The side table (rejected lines and messages) of a converted trace; not read when the metadata counts
+    none (then the side file is not needed either)."""
+    if not meta.get("rejects", 1) and not meta.get("messages", 1):
+        return SIDE_SCHEMA.empty_table().to_pandas()
     side = path.with_name(str(meta["side"]))
     if not side.is_file():
         raise InputNotFoundError(f"{path}: its side file {side} (rejected lines and messages) is missing; "
                                  "keep both files of a converted trace together")
-    return pq.read_table(side).to_pandas()
+    return pq.ParquetFile(side).read().to_pandas()  # (not read_table: no pyarrow.dataset import for it)
 
 
 def _filter_columns(filters: Any) -> set[str] | None:
