@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                          ("imports only (floor)", base)):
             rate = n / r["seconds"] / 1e6 if "rows" in r else float("nan")
             bpr = f"{r['bytes_per_row']:7.0f}" if "bytes_per_row" in r else f"{'':7}"
-            user = (f"{parse['user_s'] / r['user_s']:14.2f}x" if r["user_s"] >= 0.01  # (clock ticks: 10 ms)
+            user = (f"{parse['user_s'] / r['user_s']:14.2f}x" if r["user_s"] >= 0.05  # (clock ticks of 10 ms: a tick or two says nothing)
                     else f"{'n/a':>15}")
             ratios = "" if r is base else (f"{parse['seconds'] / r['seconds']:14.2f}x{user}"
                                            f"{r['maxrss_mib'] / parse['maxrss_mib']:13.2f}x")
