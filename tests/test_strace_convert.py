@@ -338,3 +338,20 @@ def test_edges(text: str, tmp_path: Path) -> None:
         to_parquet(src, tmp_path / "t.parquet", row_group_lines=lines)
         _assert_same(_read(tmp_path / "t.parquet"), want)
     assert want.attrs["lines"] == (text.count("\n") + 1 if text else 0)
+
+
+@pytest.mark.parametrize("filters", [None, [("line", ">=", 0)]])
+def test_text_with_no_value_holds_no_decoded_offsets(filters: list | None, tmp_path: Path) -> None:
+    """A trace without -k: its backtrace column, loaded whole or filtered, holds no 8 bytes a row of
+    decoded offsets (shared zeros instead), and reads as every row null."""
+    import pyarrow as pa
+
+    rows = 200_000
+    trace = tmp_path / "t.strace"
+    trace.write_text("".join(f"12:00:00.{i % 1000000:06d} getpid() = 1 <0.000001>\n" for i in range(rows)))
+    out = to_parquet(trace, tmp_path / "t.parquet", progress=False).path
+    before = pa.total_allocated_bytes()
+    frame = read_strace(out, columns=["backtrace"], filters=filters)
+    held = pa.total_allocated_bytes() - before
+    assert len(frame) == rows and frame["backtrace"].isna().all()
+    assert held < rows  # (decoded offsets alone: 8 bytes a row)

@@ -58,6 +58,7 @@ import pyarrow.parquet as pq
 from ..arrow_frames import (
     Runs,
     categorical,
+    null_text,
     nullable_int,
     numpy_column,
     reorder,
@@ -596,8 +597,8 @@ def _frame(take: Callable[[str], pa.ChunkedArray], names: list[str], meta: dict[
             data[name] = _categorical(col, list(spec.categories))
         elif spec.kind == "int":
             data[name] = nullable_int(col, spec.dtype)
-        elif spec.kind == "text":
-            data[name] = text_array(col)
+        elif spec.kind == "text":  # (no value at all: shared zeros, as the other ways of loading give)
+            data[name] = text_array(null_text(len(col)) if len(col) and col.null_count == len(col) else col)
         else:
             data[name] = numpy_column(col)
         del col
