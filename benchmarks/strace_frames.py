@@ -20,11 +20,14 @@ Runnable alone: ``python benchmarks/strace_frames.py [--lines N | --big] [--repe
    time is mostly page faults on fresh memory), M lines/s, peak RSS (the
    child's ``ru_maxrss``), the frame's bytes per row
    (``memory_usage(deep=True)``), and the ratios of time and memory against
-   the parse measured in the same run; and pyarrow's allocator, which sets
-   how much a load back pays for fresh memory (``ARROW_DEFAULT_MEMORY_POOL``
-   in the environment chooses another; see the README's "Huge pages").
+   the parse measured in the same run; the median wall time of each over the
+   runs (on a virtual machine fresh memory comes at two speeds, so the best
+   run alone can mislead); and pyarrow's allocator and the one a load decodes
+   into (jemalloc unless ``ARROW_DEFAULT_MEMORY_POOL`` chooses one; see the
+   README's "Huge pages").
 4. The floor of a load that builds the frame: as many bytes as the parse's
-   frame written once into fresh memory (numpy, in a fresh child), and the
+   frame written once into fresh memory, a share by each core, in huge pages
+   (numpy) and in small ones (an anonymous map), each in a fresh child, and the
    parse's time over it, the most any such load can gain on this machine;
    and the CPU a whole load and its text columns alone take against the
    parse's (the work no faster memory removes).
@@ -40,6 +43,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,9 +77,18 @@ elif mode in ("load-store", "load-hit"):
     f = read_strace(out, cache=cache + "-converted")
 elif mode in ("store", "hit", "hit-hashed"):
     f = read_strace(src, progress=False, cache=cache)
-elif mode == "touch":  # the floor: as many bytes as the parse's frame, written once into fresh memory
-    mem = numpy.empty(int(sys.argv[5]), dtype=numpy.uint8)
-    mem.fill(1)
+elif mode in ("touch", "touch-small"):  # the floor: the parse's frame's bytes written once into fresh memory,
+    import ctypes, mmap, threading      # a share by each core (as the loads fault their pages in on each)
+    n = int(sys.argv[5])
+    # numpy asks for huge pages for a big array; an anonymous map no one asks them for gets small ones
+    mem = numpy.empty(n, dtype=numpy.uint8) if mode == "touch" else numpy.frombuffer(mmap.mmap(-1, n), numpy.uint8)
+    step = -(-n // len(os.sched_getaffinity(0)))
+    fills = [threading.Thread(target=ctypes.memset, args=(mem.ctypes.data + i, 1, min(step, n - i)))
+             for i in range(0, n, step)]  # (ctypes lets the GIL go)
+    for th in fills:
+        th.start()
+    for th in fills:
+        th.join()
 res["seconds"] = time.perf_counter() - t
 e = os.times()
 res["cpu_s"] = (e.user - c.user) + (e.system - c.system)
@@ -83,6 +96,8 @@ res["user_s"] = e.user - c.user
 res["sys_s"] = e.system - c.system
 res["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 res["arrow_pool"] = pyarrow.default_memory_pool().backend_name
+from workbench.row_groups import decode_pool
+res["decode_pool"] = decode_pool().backend_name
 if f is not None:
     res["rows"] = len(f)
     res["bytes_per_row"] = float(f.memory_usage(deep=True, index=False).sum()) / max(len(f), 1)
@@ -122,6 +137,7 @@ def _fastest(runs: list[dict]) -> dict:
     for k in ("cpu_s", "user_s", "sys_s"):
         fastest[k] = min(r[k] for r in runs)
     fastest["maxrss_mib"] = max(r["maxrss_mib"] for r in runs)  # peak memory: the worst run
+    fastest["median_s"] = statistics.median(r["seconds"] for r in runs)
     return fastest
 
 
@@ -155,10 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         child(py, "load-store", src, out, cache)
         frame_bytes = int(store["bytes_per_row"] * store["rows"])
         # rounds of every way once, in a random order each: a noisy spell of the machine falls on all alike
-        timed = rounds(py, ["parse", "load", "load-columns", "load-text", "load-hit", "hit", "touch"], src, out,
-                       cache, args.repeats, frame_bytes)
-        parse, load, cols, text, load_hit, hit, touch = (timed[m] for m in ("parse", "load", "load-columns",
-                                                                            "load-text", "load-hit", "hit", "touch"))
+        modes = ["parse", "load", "load-columns", "load-text", "load-hit", "hit", "touch", "touch-small"]
+        timed = rounds(py, modes, src, out, cache, args.repeats, frame_bytes)
+        parse, load, cols, text, load_hit, hit, huge, small = (timed[m] for m in modes)
+        touch = min(huge, small, key=lambda r: r["seconds"])
         hashed = best(py, "hit-hashed", src, out, cache, args.repeats)
         rows = {parse["rows"], load["rows"], hit["rows"], hashed["rows"], store["rows"], conv["rows"], cols["rows"],
                 load_hit["rows"]}
@@ -174,32 +190,42 @@ def main(argv: list[str] | None = None) -> int:
                          ("cache hit (key remembered)", hit),
                          ("cache hit (key found by hashing)", hashed),
                          ("first load with cache= (parse+store)", store),
-                         ("frame's bytes into fresh memory", touch),
+                         ("frame's bytes, fresh huge pages", huge),
+                         ("frame's bytes, fresh small pages", small),
                          ("imports only (floor)", base)):
             rate = n / r["seconds"] / 1e6 if "rows" in r else float("nan")
             bpr = f"{r['bytes_per_row']:7.0f}" if "bytes_per_row" in r else f"{'':7}"
-            user = (f"{parse['user_s'] / r['user_s']:14.2f}x" if r["user_s"] >= 0.05  # (clock ticks of 10 ms: a tick or two says nothing)
-                    else f"{'n/a':>15}")
+            user = (f"{parse['user_s'] / r['user_s']:14.2f}x" if r["user_s"] >= 0.05 and r not in (huge, small)
+                    else f"{'n/a':>15}")  # (clock ticks of 10 ms: a tick or two says nothing; a fill does no work)
             ratios = "" if r is base else (f"{parse['seconds'] / r['seconds']:14.2f}x{user}"
                                            f"{r['maxrss_mib'] / parse['maxrss_mib']:13.2f}x")
             print(f"{label:38}{r['seconds']:8.2f}{r['user_s']:8.2f}{r['sys_s']:7.2f}{rate:11.2f}"
                   f"{r['maxrss_mib']:14.0f}{bpr}{ratios}")
         entry = sum(p.stat().st_size for p in cache.glob("*.arrow")) / 2**20
         print(f"rows {parse['rows']:,}; text columns {parse['text_dtype']}; pyarrow allocator "
-              f"{load['arrow_pool']} (ARROW_DEFAULT_MEMORY_POOL); converted Parquet "
+              f"{load['arrow_pool']} (ARROW_DEFAULT_MEMORY_POOL), a load decodes into {load['decode_pool']}; "
+              f"converted Parquet "
               f"{out.stat().st_size / 2**20:.0f} MiB, cache entry {entry:.0f} MiB; "
               f"wall and user columns: how many times faster than the parse; RSS: the parse's peak = 1")
         print(f"peak RSS over imports: parse {parse['maxrss_mib'] - base['maxrss_mib']:.0f} MiB, "
               f"load back {load['maxrss_mib'] - base['maxrss_mib']:.0f} MiB, "
               f"cache hit {hit['maxrss_mib'] - base['maxrss_mib']:.0f} MiB")
+        print(f"medians of {args.repeats} runs (wall s, ratio to the parse's median): parse {parse['median_s']:.2f}; "
+              + ", ".join(f"{name} {r['median_s']:.2f} ({parse['median_s'] / r['median_s']:.2f}x)"
+                          for name, r in (("every column", load), ("7 analysis columns", cols),
+                                          ("text alone", text), ("converted with cache=", load_hit),
+                                          ("cache hit", hit))))
         print("targets (ratios of this run): "
               f"converted trace loaded back >= 5x faster than the parse: {parse['seconds'] / load['seconds']:.2f}x "
               f"every column first time, {parse['seconds'] / cols['seconds']:.2f}x 7 analysis columns, "
               f"{parse['seconds'] / load_hit['seconds']:.2f}x every column again (cache); "
               f"a cache hit several times faster than the parse and no heavier: {parse['seconds'] / hit['seconds']:.2f}x, "
               f"peak RSS {hit['maxrss_mib'] / parse['maxrss_mib']:.2f}x")
-        print(f"fresh memory: writing the frame's {frame_bytes / 2**20:.0f} MiB once into fresh pages takes "
-              f"{touch['seconds']:.2f} s here ({touch['sys_s']:.2f} s of it system time), the parse's time / "
+        print(f"fresh memory: writing the frame's {frame_bytes / 2**20:.0f} MiB once into fresh pages, a share "
+              "by each core, takes "
+              f"{touch['seconds']:.2f} s here at best ({'huge' if touch is huge else 'small'} pages, "
+              f"{touch['sys_s']:.2f} s of it system time; medians {huge['median_s']:.2f} s in huge pages, "
+              f"{small['median_s']:.2f} s in small ones), the parse's time / "
               f"{parse['seconds'] / touch['seconds']:.1f}: a load that builds the frame in fresh memory (the parse, "
               "a Parquet decode) cannot beat the parse by more than that on this machine; a cache hit maps a file "
               "the page cache already holds instead")

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from workbench.arrow_frames import TEXT_DTYPE
-from workbench.row_groups import CategoryError, Column, frame_from_row_groups
+from workbench.row_groups import CategoryError, Column, decode_pool, frame_from_row_groups
 
 NAMES = ["read", "write", "futex", "epoll_wait", "close"]
 SPECS = {
@@ -141,8 +141,44 @@ def test_all_null_text_takes_no_decoded_memory(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"backtrace": pa.nulls(n, pa.large_string()),
                              "line": np.arange(n, dtype=np.int64)}), path, row_group_size=250_000)
-    before = pa.total_allocated_bytes()
+    memory = decode_pool()
+    before = memory.bytes_allocated()
     got = frame_from_row_groups(path, {"backtrace": Column("text")}, threads=2)
-    held = pa.total_allocated_bytes() - before
+    held = memory.bytes_allocated() - before
     assert got["backtrace"].isna().all() and len(got) == n
     assert held < n  # (decoded, the offsets alone would hold 8 MB)
+
+
+def _jemalloc() -> pa.MemoryPool:
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("a pyarrow built without jemalloc")
+
+
+def test_text_is_decoded_into_jemalloc_not_the_default_pool(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frame's text lives in jemalloc's pool (which keeps a row group's freed pages for the next);
+    the process's default pool neither holds it nor is changed."""
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    jemalloc, default = _jemalloc(), pa.default_memory_pool()
+    n = 200_000
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"args": pa.array([f"fd={i % 977}, buf=0x{i:x}" for i in range(n)], type=pa.large_string())}),
+                   path, row_group_size=50_000)
+    text_bytes = sum(len(f"fd={i % 977}, buf=0x{i:x}") for i in range(n))
+    before = jemalloc.bytes_allocated()
+    got = frame_from_row_groups(path, {"args": Column("text")}, threads=2)
+    assert jemalloc.bytes_allocated() - before >= text_bytes  # (the values; offsets on top)
+    assert got["args"].iloc[12_345] == f"fd={12_345 % 977}, buf=0x{12_345:x}"
+    assert pa.default_memory_pool().backend_name == default.backend_name
+    del got
+    assert jemalloc.bytes_allocated() == before  # (let go with the frame)
+
+
+def test_a_pool_chosen_in_the_environment_is_the_one_decoded_into(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ARROW_DEFAULT_MEMORY_POOL`` set: the default pool it chose (pyarrow reads it at start); unset: jemalloc."""
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
+    assert decode_pool() is not None and decode_pool().backend_name == pa.default_memory_pool().backend_name
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+    assert decode_pool().backend_name == _jemalloc().backend_name == "jemalloc"

@@ -11,12 +11,20 @@ buffers for a row group are let go as soon as it is written, so the decoder
 keeps reusing the same few megabytes. Text stays in the decoder's Arrow
 buffers, which become the frame's (no copy).
 
+Arrow decodes into pyarrow's jemalloc pool where pyarrow has one (not the
+process's default pool, which is left as it is), unless
+``ARROW_DEFAULT_MEMORY_POOL`` names one: the default, mimalloc, hands the
+pages a row group's temporaries leave behind back to the kernel within
+milliseconds and takes fresh (huge) pages for the next row group, so a load
+paid its page faults again and again; jemalloc keeps them for reuse.
+
 Rows can be put in another order on the way, given as runs of consecutive
 file rows (:func:`workbench.arrow_frames.sorted_runs`): each piece of a row
 group is written where its run lands.
 """
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,6 +35,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyarrow._parquet import ParquetReader  # (ParquetFile takes no memory pool; its reader does)
 
 from .arrow_frames import (
     Runs,
@@ -38,7 +47,7 @@ from .arrow_frames import (
     write_ints,
 )
 
-__all__ = ["CategoryError", "Column", "frame_from_row_groups"]
+__all__ = ["CategoryError", "Column", "decode_pool", "frame_from_row_groups"]
 
 
 class CategoryError(ValueError):
@@ -151,6 +160,17 @@ class _Target:
         return pd.Categorical.from_codes(self.codes, categories=self.cats)
 
 
+def decode_pool() -> pa.MemoryPool:
+    """The pool a load decodes into: jemalloc where pyarrow has it, else the default; the default
+    whenever ``ARROW_DEFAULT_MEMORY_POOL`` chooses one."""
+    if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        try:
+            return pa.jemalloc_memory_pool()
+        except NotImplementedError:  # (a pyarrow built without jemalloc)
+            pass
+    return pa.default_memory_pool()
+
+
 def _all_null(stats: Any, rows: int) -> bool:
     """Whether a column chunk's statistics say each of its ``rows`` values is null."""
     return stats is not None and stats.has_null_count and stats.null_count == rows
@@ -180,6 +200,7 @@ def frame_from_row_groups(path: str | Path, columns: dict[str, Column], *, runs:
     targets = [_Target(name, columns[name], n) for name in names]
     read_dict = [c for c in (dictionary or []) if c in columns]
     local = threading.local()
+    memory = decode_pool()
     # text a row group's statistics say is all null is not decoded: its rows point at shared zeros that no
     # one writes (the kernel's zero page until read), not at 8 fresh bytes a row (a trace without -k: backtrace)
     leaf = {name: i for i, name in enumerate(meta.schema.names)}
@@ -191,11 +212,13 @@ def frame_from_row_groups(path: str | Path, columns: dict[str, Column], *, runs:
     def one(group: int) -> None:
         f = getattr(local, "file", None)
         if f is None:
-            f = local.file = pq.ParquetFile(path, memory_map=True, read_dictionary=read_dict)
+            f = local.file = ParquetReader(memory_pool=memory)
+            f.open(str(path), use_memory_map=True, read_dictionary=read_dict, metadata=meta, pre_buffer=False)
         if not names:
             return
         skip = all_null[group]
-        table = f.read_row_group(group, columns=[c for c in names if c not in skip], use_threads=False)
+        table = f.read_row_group(group, column_indices=[f.column_name_idx(c) for c in names if c not in skip],
+                                 use_threads=False)
         for target in targets:
             if target.name in skip:
                 target.write(null_text(sizes[group], zeros), [(p.src, p.stop, p.dst) for p in pieces[group]])
